@@ -1,0 +1,38 @@
+package org.jiwarp.conformance;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * Where the reference captures from outside the project live: {@code $JIWARP_EXTERNAL_PCAPS}
+ * (surefire passes it on as {@code -Djiwarp.externalPcaps}). They are never copied into the project.
+ */
+final class ExternalPcaps {
+
+    private ExternalPcaps() {
+    }
+
+    /** The folder, or {@code null} when it is not configured or does not exist. */
+    static Path root() {
+        String value = System.getProperty("jiwarp.externalPcaps");
+        if (value == null || value.isBlank() || value.startsWith("${")) {
+            value = System.getenv("JIWARP_EXTERNAL_PCAPS");
+        }
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        Path root = Path.of(value);
+        return Files.isDirectory(root) ? root : null;
+    }
+
+    /** The {@code .pcap} files of a sub-folder, sorted. */
+    static List<Path> pcaps(Path folder) throws IOException {
+        try (Stream<Path> files = Files.list(folder)) {
+            return files.filter(p -> p.toString().endsWith(".pcap")).sorted().collect(Collectors.toList());
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package org.jiwarp.conformance;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Runs tshark (Wireshark 4.0) on a capture and returns its iWARP fields per frame, for comparing
+ * with jiwarp's decoder. The RPCoRDMA and SMB Direct heuristics are disabled: they can claim iWARP
+ * payloads.
+ */
+final class Tshark {
+
+    /** Every field jiwarp's decoder emits and the comparison checks. */
+    static final List<String> FIELDS = List.of(
+            "iwarp_mpa.key.req", "iwarp_mpa.key.rep", "iwarp_mpa.marker_flag", "iwarp_mpa.crc_flag",
+            "iwarp_mpa.rej_flag", "iwarp_mpa.res", "iwarp_mpa.rev", "iwarp_mpa.pdlength", "iwarp_mpa.privatedata",
+            "iwarp_mpa.ulpdulength", "iwarp_mpa.pad", "iwarp_mpa.crc", "iwarp_mpa.crc_check", "iwarp_mpa.marker_res",
+            "iwarp_mpa.marker_fpduptr",
+            "iwarp_ddp.tagged_flag", "iwarp_ddp.last_flag", "iwarp_ddp.rsvd", "iwarp_ddp.dv", "iwarp_ddp.rsvdulp",
+            "iwarp_ddp.stag", "iwarp_ddp.tagged_offset", "iwarp_ddp.qn", "iwarp_ddp.msn", "iwarp_ddp.mo",
+            "iwarp_rdma.version", "iwarp_rdma.rsv", "iwarp_rdma.opcode", "iwarp_rdma.reserved",
+            "iwarp_rdma.inval_stag", "iwarp_rdma.sinkstag", "iwarp_rdma.sinkto", "iwarp_rdma.rdmardsz",
+            "iwarp_rdma.srcstag", "iwarp_rdma.srcto",
+            "iwarp_rdma.term_layer", "iwarp_rdma.term_etype_rdma", "iwarp_rdma.term_etype_ddp",
+            "iwarp_rdma.term_etype_llp", "iwarp_rdma.term_etype", "iwarp_rdma.term_errcode_rdma",
+            "iwarp_rdma.term_errcode_ddp_tagged", "iwarp_rdma.term_errcode_ddp_untagged",
+            "iwarp_rdma.term_errcode", "iwarp_rdma.term_errcode_llp", "iwarp_rdma.term_hdrct_m",
+            "iwarp_rdma.hdrct_d", "iwarp_rdma.hdrct_r", "iwarp_rdma.term_rsvd", "iwarp_rdma.term_ddp_seg_len",
+            "iwarp_rdma.term_ddp_h", "iwarp_rdma.term_rdma_h",
+            "iwarp_rdma.atomic.reserved", "iwarp_rdma.atomic.opcode", "iwarp_rdma.atomic.request_identifier",
+            "iwarp_rdma.atomic.remote_stag", "iwarp_rdma.atomic.remote_tagged_offset",
+            "iwarp_rdma.atomic.add_data", "iwarp_rdma.atomic.add_mask", "iwarp_rdma.atomic.swap_data",
+            "iwarp_rdma.atomic.swap_mask", "iwarp_rdma.atomic.compare_data", "iwarp_rdma.atomic.compare_mask",
+            "iwarp_rdma.atomic.original_request_identifier", "iwarp_rdma.atomic.original_remote_data_value");
+
+    private static final List<String> COMMON = List.of("-n", "--disable-protocol", "rpcordma",
+            "--disable-protocol", "smb_direct");
+
+    private Tshark() {
+    }
+
+    /** The tshark executable on PATH, or {@code null}. */
+    static Path find() {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return null;
+        }
+        for (String dir : path.split(File.pathSeparator)) {
+            Path candidate = Path.of(dir, "tshark");
+            if (Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    /** Frame number to (field to value), non-empty values only, as tshark -T fields prints them. */
+    static Map<Integer, Map<String, String>> fields(Path tshark, Path capture) throws IOException {
+        List<String> command = new ArrayList<>(List.of(tshark.toString(), "-r", capture.toString()));
+        command.addAll(COMMON);
+        command.addAll(List.of("-T", "fields", "-E", "header=n", "-E", "separator=/t", "-E", "occurrence=a",
+                "-E", "aggregator=,", "-e", "frame.number"));
+        for (String field : FIELDS) {
+            command.add("-e");
+            command.add(field);
+        }
+        Map<Integer, Map<String, String>> frames = new TreeMap<>();
+        for (String line : run(command).split("\n")) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] columns = line.split("\t", -1);
+            Map<String, String> values = new TreeMap<>();
+            for (int i = 1; i < columns.length && i <= FIELDS.size(); i++) {
+                if (!columns[i].isEmpty()) {
+                    values.put(FIELDS.get(i - 1), columns[i]);
+                }
+            }
+            if (!values.isEmpty()) {
+                frames.put(Integer.parseInt(columns[0].trim()), values);
+            }
+        }
+        return frames;
+    }
+
+    private static final Pattern PACKET = Pattern.compile("<packet>(.*?)</packet>", Pattern.DOTALL);
+    private static final Pattern FRAME_NUMBER = Pattern.compile("<field name=\"frame.number\"[^>]* show=\"(\\d+)\"");
+    private static final Pattern CRC_CHECK = Pattern.compile(
+            "<field name=\"iwarp_mpa.crc_check\" showname=\"[^\"]*\\((Good|Bad) CRC32");
+    private static final Pattern MALFORMED = Pattern.compile("<proto name=\"_ws.malformed\"");
+
+    /** Per frame: the CRC verdicts ("Good"/"Bad", comma-joined) tshark shows. */
+    static Map<Integer, String> crcVerdicts(Path tshark, Path capture) throws IOException {
+        Map<Integer, String> verdicts = new TreeMap<>();
+        for (Packet packet : pdml(tshark, capture)) {
+            if (!packet.crcVerdicts.isEmpty()) {
+                verdicts.put(packet.frame, String.join(",", packet.crcVerdicts));
+            }
+        }
+        return verdicts;
+    }
+
+    /** Frames tshark marks as malformed. */
+    static List<Integer> malformedFrames(Path tshark, Path capture) throws IOException {
+        List<Integer> frames = new ArrayList<>();
+        for (Packet packet : pdml(tshark, capture)) {
+            if (packet.malformed) {
+                frames.add(packet.frame);
+            }
+        }
+        return frames;
+    }
+
+    private static final class Packet {
+        int frame;
+        boolean malformed;
+        final List<String> crcVerdicts = new ArrayList<>();
+    }
+
+    private static List<Packet> pdml(Path tshark, Path capture) throws IOException {
+        List<String> command = new ArrayList<>(List.of(tshark.toString(), "-r", capture.toString()));
+        command.addAll(COMMON);
+        command.addAll(List.of("-T", "pdml"));
+        String xml = run(command);
+        List<Packet> packets = new ArrayList<>();
+        Matcher packetMatcher = PACKET.matcher(xml);
+        while (packetMatcher.find()) {
+            String body = packetMatcher.group(1);
+            Matcher frame = FRAME_NUMBER.matcher(body);
+            if (!frame.find()) {
+                continue;
+            }
+            Packet packet = new Packet();
+            packet.frame = Integer.parseInt(frame.group(1));
+            packet.malformed = MALFORMED.matcher(body).find();
+            Matcher crc = CRC_CHECK.matcher(body);
+            while (crc.find()) {
+                packet.crcVerdicts.add(crc.group(1));
+            }
+            packets.add(packet);
+        }
+        return packets;
+    }
+
+    private static String run(List<String> command) throws IOException {
+        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (InputStream in = process.getInputStream()) {
+            in.transferTo(out);
+        }
+        try {
+            if (!process.waitFor(120, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                throw new IOException("tshark did not finish: " + command);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted waiting for tshark", e);
+        }
+        if (process.exitValue() != 0) {
+            throw new IOException("tshark exited with " + process.exitValue() + ": " + command);
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+}
