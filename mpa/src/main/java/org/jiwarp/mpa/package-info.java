@@ -1,18 +1,29 @@
 /**
- * MPA on Netty (RFC 5044, RFC 6581): what this module owns.
+ * MPA on Netty (RFC 5044, RFC 6581): connection setup, FPDU framing with markers and CRC-32C.
  *
  * <ul>
- *   <li>Connection setup as pipeline handlers in both roles: the Request, Reply and reject
- *       exchange with private data and timeouts (RFC 5044 section 7.1, 7.2), the enhanced setup with
- *       IRD/ORD negotiation, peer-to-peer mode and ready-to-receive frames (RFC 6581 section 3), and
- *       the rule that a responder sends no FPDU before the initiator's first (RFC 5044 section 7.1.2).</li>
- *   <li>The FPDU framer and deframer: length, pad, markers every 512 octets and CRC-32C
- *       (RFC 5044 sections 4.1-4.4, 6), correct under any TCP segmentation and without copying
- *       payload; MULPDU from the effective MSS (section 5.2).</li>
- *   <li>MPA's errors, reported upward with their LLP Terminate codes (RFC 5044 section 8).</li>
+ *   <li><b>Connection setup</b>, one handler per role: {@link org.jiwarp.mpa.MpaInitiatorHandler}
+ *       sends the Request and waits for the Reply (RFC 5044 section 7.1.1);
+ *       {@link org.jiwarp.mpa.MpaResponderHandler} waits for the Request, hands it to the
+ *       application's {@link org.jiwarp.mpa.MpaAcceptor} and sends the Reply, accepting or
+ *       rejecting (section 7.1.2). Revisions 1 and 2; the RFC 6581 section 3 enhanced setup with
+ *       IRD/ORD negotiation, peer-to-peer mode and ready-to-receive frames
+ *       ({@link org.jiwarp.mpa.RtrType}). Policies for CRC and markers
+ *       ({@link org.jiwarp.mpa.CrcPolicy}, {@link org.jiwarp.mpa.MarkerPolicy}), limits and
+ *       timeouts live in {@link org.jiwarp.mpa.MpaSettings}.</li>
+ *   <li><b>Full operation</b>: once set up, the handler installs {@link org.jiwarp.mpa.FpduDeframer}
+ *       and {@link org.jiwarp.mpa.FpduFramer} (RFC 5044 sections 4.1-4.4, 6) behind itself, holds
+ *       a responder's FPDUs until the initiator's first has arrived (section 7.1.2), runs the RTR
+ *       exchange in peer-to-peer mode, removes itself, and fires an
+ *       {@link org.jiwarp.mpa.MpaEstablishedEvent} with the negotiated
+ *       {@link org.jiwarp.mpa.MpaParameters} (MULPDU included, section 5.2). From then on each
+ *       {@code ByteBuf} written is one ULPDU, and each one read is a ULPDU the receiver must
+ *       release.</li>
+ *   <li><b>Errors</b> surface as {@link org.jiwarp.mpa.MpaException} carrying the LLP Terminate
+ *       error of RFC 5044 section 8 and RFC 6581 section 3, and the connection is closed; a peer's
+ *       rejection is an {@link org.jiwarp.mpa.MpaRejectedException}.</li>
  * </ul>
  *
- * <p>The wire formats themselves live in {@code org.jiwarp.wire.mpa} (wire-codecs), shared with the
- * pcap decoder. Filled by the MPA issue.
+ * <p>The wire formats are shared with the pcap decoder in {@code org.jiwarp.wire.mpa}.
  */
 package org.jiwarp.mpa;

@@ -309,26 +309,29 @@ class FpduWriterReaderTest {
     }
 
     /**
-     * FPDUPTR is 16 bits (RFC 5044 section 4.3), but FpduWriter accepts, with markers on, ULPDUs
-     * whose FPDU puts a marker more than 65535 octets after the ULPDU_LENGTH field; it then writes
-     * the distance truncated to 16 bits and its own FpduReader reports the markers invalid.
-     * Smallest cases: a 65023-octet ULPDU at stream position 508 (mod 512), a 65527-octet one at 0.
+     * FPDUPTR is 16 bits (RFC 5044 section 4.3): with markers on, a ULPDU whose FPDU would put a
+     * marker more than 65535 octets after the ULPDU_LENGTH field must be refused, never written with
+     * a truncated pointer. Smallest cases: a 65023-octet ULPDU at stream position 508 (mod 512), a
+     * 65527-octet one at 0.
      */
     @Test
-    void fpduPtrOverflowIsNotCaught() {
+    void fpduPtrOverflowIsRefused() {
         ByteBuf out = FpduStreams.newBuffer(70_000);
         ByteBuf ulpdu = Unpooled.wrappedBuffer(new byte[Fpdu.MAX_ULPDU_LENGTH]);
         try {
             FpduWriter writer = new FpduWriter(true, true);
-            // Either refuse the ULPDU, or produce markers its own reader accepts.
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> writer.write(ulpdu, out));
+            assertEquals(0, out.writerIndex(), "nothing written");
+            assertEquals(0, writer.streamPosition(), "the stream position did not move");
+            // 65022 octets fit at any stream position.
+            ByteBuf fits = Unpooled.wrappedBuffer(new byte[65022]);
             try {
-                writer.write(ulpdu, out);
-            } catch (IllegalArgumentException refused) {
-                return;
+                writer.write(fits, out);
+                assertTrue(new FpduReader(true).read(out).markersValid);
+            } finally {
+                fits.release();
             }
-            FpduReader.Frame frame = new FpduReader(true).read(out);
-            assertTrue(frame.markersValid, "marker at stream position 66048 carries FPDUPTR "
-                    + frame.markerPointers[frame.markerPointers.length - 1] + " instead of 66044");
         } finally {
             out.release();
             ulpdu.release();

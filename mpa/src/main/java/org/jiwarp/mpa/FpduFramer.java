@@ -1,0 +1,223 @@
+package org.jiwarp.mpa;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.util.ReferenceCountUtil;
+import org.jiwarp.wire.crc.Crc32c;
+import org.jiwarp.wire.mpa.Fpdu;
+import org.jiwarp.wire.mpa.FpduWriter;
+import org.jiwarp.wire.mpa.Markers;
+
+/**
+ * Frames each outbound {@link ByteBuf} as the ULPDU of one FPDU (RFC 5044 sections 4.1-4.4),
+ * without copying the payload.
+ *
+ * <p>Each FPDU goes down the pipeline as one {@link CompositeByteBuf}, written with the caller's
+ * promise: a small overhead buffer holds the leading marker (when the FPDU starts at a marker
+ * position), ULPDU_LENGTH, every marker, the pad and the CRC, and the composite interleaves retained
+ * slices of that buffer with retained slices of the ULPDU, cut at the marker positions:
+ *
+ * <pre>
+ *  stream position: 0 mod 512                                      0 mod 512
+ *                   |                                              |
+ *  +--------+-------+-------------------------------+--------+-----------+-----+-----+
+ *  | marker | ULPDU |  ULPDU octets ...             | marker | ... ULPDU | PAD | CRC |
+ *  | FPDUPTR| LENGTH|                               | FPDUPTR|           |     | LE  |
+ *  |   =0   |       |                               |        |           |     |     |
+ *  +--------+-------+-------------------------------+--------+-----------+-----+-----+
+ *  \___ overhead ___/\__ slice of the ULPDU ________/\_ ovh _/\_ slice __/\_ overhead _/
+ * </pre>
+ *
+ * <p>The output is byte for byte what {@link FpduWriter} writes for the same ULPDUs: same marker
+ * placement (a marker at the first octet of an FPDU precedes its length field with FPDUPTR 0 and is
+ * covered by its CRC; a marker may fall right before the CRC), the CRC-32C over everything in the FPDU
+ * but the CRC field, written least-significant byte first, and a zero CRC field when CRC is off.
+ *
+ * <p>Reference counting: the handler takes ownership of each ULPDU written to it. It releases the
+ * ULPDU once the composite holds its slices; the composite (and with it the ULPDU's memory) is
+ * released by the transport once written. A ULPDU longer than 65535 octets, or one whose FPDU would
+ * need a marker more than 65535 octets after its length field, fails the write's promise with an
+ * {@link IllegalArgumentException} and is released; nothing goes out and the stream position does not
+ * move. Messages other than {@code ByteBuf}s pass through unchanged.
+ *
+ * <p>The stream position counts from the first octet of the first FPDU this handler frames, the
+ * marker origin of RFC 5044 section 4.3: add the handler to the pipeline when full operation starts.
+ * Not sharable: one instance per connection direction.
+ */
+public final class FpduFramer extends ChannelOutboundHandlerAdapter {
+
+    /** Markers an FPDU can hold: a leading one plus one per 508 octets of the longest FPDU, and spare. */
+    private static final int MAX_MARKERS = 2 + (Markers.LENGTH + Fpdu.length(Fpdu.MAX_ULPDU_LENGTH))
+            / (Markers.INTERVAL - Markers.LENGTH);
+    /** Overhead octets of the largest FPDU: markers, length field, pad and CRC. */
+    private static final int MAX_OVERHEAD = Markers.LENGTH * MAX_MARKERS + Fpdu.HEADER_LENGTH + 3 + Fpdu.CRC_LENGTH;
+
+    private final boolean crcEnabled;
+    private final boolean markersEnabled;
+    private final Crc32c crc = new Crc32c();
+    /** The overhead octets of the FPDU being framed, assembled here and copied out in one call. */
+    private final byte[] scratch = new byte[MAX_OVERHEAD];
+    private long streamPosition;
+
+    /**
+     * @param crc compute the CRC-32C (negotiated for both directions); otherwise the field is sent as zero
+     * @param markers insert markers (negotiated for this direction)
+     */
+    public FpduFramer(boolean crc, boolean markers) {
+        this.crcEnabled = crc;
+        this.markersEnabled = markers;
+    }
+
+    /** Octets framed so far on this direction (markers included): the position of the next FPDU. */
+    public long streamPosition() {
+        return streamPosition;
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        if (!(msg instanceof ByteBuf)) {
+            ctx.write(msg, promise);
+            return;
+        }
+        ByteBuf ulpdu = (ByteBuf) msg;
+        CompositeByteBuf fpdu;
+        try {
+            fpdu = frame(ctx, ulpdu);
+        } catch (Throwable t) {
+            ReferenceCountUtil.safeRelease(ulpdu);
+            promise.setFailure(t);
+            return;
+        }
+        ulpdu.release();
+        ctx.write(fpdu, promise);
+    }
+
+    /**
+     * Builds the FPDU for {@code ulpdu} (not released here) and advances the stream position.
+     * Nothing is left allocated, and the position does not move, when this throws.
+     */
+    private CompositeByteBuf frame(ChannelHandlerContext ctx, ByteBuf ulpdu) {
+        int ulpduLength = ulpdu.readableBytes();
+        // RFC 5044 section 4.1: ULPDU_LENGTH is a 16-bit field.
+        if (ulpduLength > Fpdu.MAX_ULPDU_LENGTH) {
+            throw new IllegalArgumentException("ULPDU of " + ulpduLength + " octets exceeds " + Fpdu.MAX_ULPDU_LENGTH);
+        }
+        long start = streamPosition;
+        int unmarked = Fpdu.length(ulpduLength);
+        int markers = 0;
+        if (markersEnabled) {
+            // RFC 5044 section 4.2: FPDUPTR is 16 bits, so every marker must be within 65535 octets of
+            // the length field (the same limit as FpduWriter).
+            if (Markers.maxFpduPtr(start, unmarked) > Markers.MAX_FPDUPTR) {
+                throw new IllegalArgumentException("ULPDU of " + ulpduLength + " octets at stream position "
+                        + start + " needs an FPDUPTR above " + Markers.MAX_FPDUPTR);
+            }
+            markers = Markers.count(start, unmarked);
+        }
+        int overheadLength = unmarked - ulpduLength + Markers.LENGTH * markers;
+        // Pieces alternate overhead / ULPDU slice, starting and ending with overhead.
+        CompositeByteBuf fpdu = ctx.alloc().compositeBuffer(2 * markers + 3);
+        ByteBuf overhead = null;
+        try {
+            overhead = ctx.alloc().buffer(overheadLength, overheadLength);
+            if (crcEnabled) {
+                crc.reset();
+            }
+            long position = start;
+            long header = start;
+            int o = 0;
+            if (markersEnabled && Markers.isMarkerPosition(position)) {
+                // RFC 5044 section 4.3: a marker at the FPDU's first octet precedes ULPDU_LENGTH, FPDUPTR 0.
+                o = putMarker(o, 0);
+                position += Markers.LENGTH;
+                header = position;
+            }
+            // RFC 5044 section 4.1: ULPDU_LENGTH counts the ULPDU only, big-endian.
+            scratch[o++] = (byte) (ulpduLength >>> 8);
+            scratch[o++] = (byte) ulpduLength;
+            position += Fpdu.HEADER_LENGTH;
+            int flushed = 0;
+            int index = ulpdu.readerIndex();
+            int remaining = ulpduLength;
+            while (remaining > 0) {
+                if (markersEnabled && Markers.isMarkerPosition(position)) {
+                    // RFC 5044 section 4.3: FPDUPTR counts back from the marker to ULPDU_LENGTH.
+                    o = putMarker(o, (int) (position - header));
+                    position += Markers.LENGTH;
+                }
+                // Just past a marker (or with markers off), so the next one is at least one octet away.
+                int chunk = markersEnabled ? Math.min(remaining, Markers.untilNextMarker(position)) : remaining;
+                flushed = addOverhead(fpdu, overhead, flushed, o);
+                if (crcEnabled) {
+                    crc.update(ulpdu, index, chunk);
+                }
+                fpdu.addComponent(true, ulpdu.retainedSlice(index, chunk));
+                index += chunk;
+                remaining -= chunk;
+                position += chunk;
+            }
+            // RFC 5044 section 4.1: pad octets are zero and bring length field + ULPDU + pad to a multiple of 4.
+            for (int pad = Fpdu.padLength(ulpduLength); pad > 0; pad--) {
+                // FPDUs and markers are 4-aligned, so no marker falls inside a pad; checked as FpduWriter does.
+                if (markersEnabled && Markers.isMarkerPosition(position)) {
+                    o = putMarker(o, (int) (position - header));
+                    position += Markers.LENGTH;
+                }
+                scratch[o++] = 0;
+                position++;
+            }
+            if (markersEnabled && Markers.isMarkerPosition(position)) {
+                // RFC 5044 section 4.3: a marker that falls at the CRC field goes before it, inside the FPDU.
+                o = putMarker(o, (int) (position - header));
+                position += Markers.LENGTH;
+            }
+            // RFC 5044 section 4.4: CRC-32C over the whole FPDU but the CRC field, markers included,
+            // sent least-significant byte first (as Linux siw and Wireshark read it); zero when off.
+            int value = crcEnabled ? crc.update(scratch, flushed, o - flushed).value() : 0;
+            scratch[o++] = (byte) value;
+            scratch[o++] = (byte) (value >>> 8);
+            scratch[o++] = (byte) (value >>> 16);
+            scratch[o++] = (byte) (value >>> 24);
+            position += Fpdu.CRC_LENGTH;
+            fpdu.addComponent(true, overhead.retainedSlice(flushed, o - flushed));
+            // The overhead slices already in the composite share this memory.
+            overhead.writeBytes(scratch, 0, o);
+            streamPosition = position;
+            return fpdu;
+        } catch (Throwable t) {
+            fpdu.release();
+            throw t;
+        } finally {
+            if (overhead != null) {
+                overhead.release();
+            }
+        }
+    }
+
+    /**
+     * Adds {@code scratch[flushed, o)}, the overhead since the last ULPDU slice, to the CRC and to the
+     * composite as a slice of the overhead buffer (whose content is copied in at the end), and
+     * returns the new flushed mark.
+     */
+    private int addOverhead(CompositeByteBuf fpdu, ByteBuf overhead, int flushed, int o) {
+        if (o > flushed) {
+            if (crcEnabled) {
+                crc.update(scratch, flushed, o - flushed);
+            }
+            fpdu.addComponent(true, overhead.retainedSlice(flushed, o - flushed));
+        }
+        return o;
+    }
+
+    private int putMarker(int o, int fpduPtr) {
+        // RFC 5044 section 4.2: RESERVED (16 bits, zero), then FPDUPTR (16 bits), big-endian.
+        scratch[o] = 0;
+        scratch[o + 1] = 0;
+        scratch[o + 2] = (byte) (fpduPtr >>> 8);
+        scratch[o + 3] = (byte) fpduPtr;
+        return o + Markers.LENGTH;
+    }
+}

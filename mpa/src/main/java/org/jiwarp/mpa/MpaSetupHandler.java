@@ -1,0 +1,128 @@
+package org.jiwarp.mpa;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.jiwarp.wire.rdmap.TerminateError;
+
+/**
+ * What the initiator's and the responder's setup handlers share: the handshake timer, failing
+ * (report, then close), and the switch to full operation, where the handler installs the FPDU
+ * codec behind itself and removes itself, handing any bytes that followed the MPA frame to the
+ * deframer (as {@code HAProxyMessageDecoder} and {@code SslHandler} hand over).
+ *
+ * <p>After setup the pipeline reads, from the socket inward:
+ * <pre>
+ *   FpduDeframer -> FpduFramer -> [FirstFpduGate (responder)] -> [RtrHandler (peer-to-peer)] -> ULP
+ * </pre>
+ */
+abstract class MpaSetupHandler extends ByteToMessageDecoder {
+
+    /** Pipeline names of what setup installs. */
+    static final String DEFRAMER = "mpa-fpdu-deframer";
+    static final String FRAMER = "mpa-fpdu-framer";
+    static final String GATE = "mpa-first-fpdu-gate";
+    static final String RTR = "mpa-rtr";
+
+    final MpaSettings settings;
+    private ScheduledFuture<?> timer;
+    private boolean finished;
+
+    MpaSetupHandler(MpaSettings settings) {
+        this.settings = settings;
+    }
+
+    /** {@code true} once established, rejected or failed: nothing more to read here. */
+    final boolean finished() {
+        return finished;
+    }
+
+    final void startTimer(ChannelHandlerContext ctx, Duration timeout, String what) {
+        timer = ctx.executor().schedule(() -> fail(ctx, new MpaException(TerminateError.LLP_CONNECTION_LOST,
+                what + " did not arrive within " + timeout.toMillis() + " ms")), timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    final void stopTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    /** Reports the error upward and closes the connection; only the first failure counts. */
+    final void fail(ChannelHandlerContext ctx, MpaException error) {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        stopTimer();
+        ctx.fireExceptionCaught(error);
+        ctx.close();
+    }
+
+    /** Setup is over without full operation (a rejection): stop reading and close after the flush. */
+    final void finish() {
+        finished = true;
+        stopTimer();
+    }
+
+    /** Installs the FPDU codec, announces the parameters and leaves the pipeline. */
+    final void established(ChannelHandlerContext ctx, MpaParameters parameters) {
+        finished = true;
+        stopTimer();
+        ChannelPipeline pipeline = ctx.pipeline();
+        String last = ctx.name();
+        pipeline.addAfter(last, DEFRAMER, new FpduDeframer(parameters.crc(), parameters.markersFromPeer(),
+                parameters.maxInboundUlpdu()));
+        pipeline.addAfter(DEFRAMER, FRAMER, new FpduFramer(parameters.crc(), parameters.markersToPeer()));
+        last = FRAMER;
+        if (!parameters.initiator()) {
+            // RFC 5044 section 7.1.2: the responder sends no FPDU before it has received one.
+            pipeline.addAfter(last, GATE, new FirstFpduGate());
+            last = GATE;
+        }
+        if (parameters.rtr() != null) {
+            pipeline.addAfter(last, RTR, new RtrHandler(parameters));
+        }
+        ctx.fireUserEventTriggered(new MpaEstablishedEvent(parameters));
+        pipeline.remove(this);
+    }
+
+    @Override
+    protected final void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (finished) {
+            in.skipBytes(in.readableBytes());
+            return;
+        }
+        try {
+            decodeFrame(ctx, in);
+        } catch (MpaException e) {
+            in.skipBytes(in.readableBytes());
+            fail(ctx, e);
+        }
+    }
+
+    /** Reads the expected frame from {@code in}, consuming exactly its bytes once it is whole. */
+    abstract void decodeFrame(ChannelHandlerContext ctx, ByteBuf in);
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (!finished) {
+            finished = true;
+            stopTimer();
+            ctx.fireExceptionCaught(new MpaException(TerminateError.LLP_CONNECTION_LOST,
+                    "the connection closed during MPA setup"));
+        }
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        stopTimer();
+    }
+}

@@ -1,0 +1,269 @@
+package org.jiwarp.mpa;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.concurrent.TimeUnit;
+import org.jiwarp.wire.mpa.FpduWriter;
+import org.jiwarp.wire.mpa.MpaEnhanced;
+import org.jiwarp.wire.mpa.MpaFrames;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every setup and framing error with its exact LLP error code (RFC 5044 section 8, RFC 6581
+ * section 3), the connection closed, and nothing passed upward.
+ */
+class MpaSetupErrorsTest {
+
+    private static final MpaSettings REV1 = MpaSettings.builder().revision(1).build();
+
+    /** A responder fed raw bytes; returns its recorder after the channel processed them. */
+    private static MpaPair.Recorder responderFed(MpaSettings settings, ByteBuf... inbound) {
+        MpaPair.Recorder app = new MpaPair.Recorder();
+        EmbeddedChannel channel = new EmbeddedChannel(new MpaResponderHandler(settings, MpaAcceptor.ACCEPT_ALL), app);
+        try {
+            for (ByteBuf in : inbound) {
+                channel.writeInbound(in);
+            }
+            assertFalse(channel.isActive(), "the connection is closed");
+            ByteBuf reply = channel.readOutbound();
+            assertNull(reply, "no Reply is sent to a bad Request");
+            return app;
+        } finally {
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    private static ByteBuf request(int flags, int revision, byte[] privateData) {
+        ByteBuf out = Unpooled.buffer();
+        MpaFrames.write(out, false, flags, revision, Unpooled.wrappedBuffer(privateData));
+        return out;
+    }
+
+    private static void assertError(TerminateError expected, MpaPair.Recorder app) {
+        assertEquals(expected, app.mpaError() == null ? null : app.mpaError().error(), app.errors.toString());
+        assertTrue(app.established.isEmpty());
+        assertTrue(app.ulpdus.isEmpty());
+        assertTrue(app.requests.isEmpty());
+    }
+
+    @Test
+    void wrongKeyFailsAtTheFirstWrongOctet() {
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY,
+                responderFed(REV1, Unpooled.copiedBuffer("GET / HTTP/1.1\r\n", java.nio.charset.StandardCharsets.US_ASCII)));
+        // A Reply key where a Request belongs is wrong too.
+        ByteBuf reply = Unpooled.buffer();
+        MpaFrames.write(reply, true, 0, 1, null);
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY, responderFed(REV1, reply));
+        // Three octets are enough to tell.
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY, responderFed(REV1, Unpooled.wrappedBuffer(new byte[] {'M', 'P', 'B'})));
+    }
+
+    @Test
+    void reservedBitsAreRefused() {
+        for (int bit : new int[] {0x01, 0x02, 0x04, 0x08}) {
+            assertError(TerminateError.LLP_INVALID_REQUEST_REPLY, responderFed(REV1, request(bit, 1, new byte[0])));
+        }
+        // The Enhanced bit is reserved in revision 1.
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY,
+                responderFed(REV1, request(MpaFrames.ENHANCED_FLAG, 1, new byte[4])));
+    }
+
+    @Test
+    void unknownRevisionsAreRefused() {
+        for (int revision : new int[] {0, 3, 255}) {
+            assertError(TerminateError.LLP_INVALID_REQUEST_REPLY, responderFed(REV1, request(0, revision, new byte[0])));
+        }
+    }
+
+    @Test
+    void rejectBitInARequestIsRefused() {
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY,
+                responderFed(REV1, request(MpaFrames.REJECT_FLAG, 1, new byte[0])));
+    }
+
+    @Test
+    void privateDataOverTheLimitIsRefusedBeforeItArrives() {
+        MpaSettings linuxLimit = REV1.toBuilder().privateDataLimit(256).build();
+        ByteBuf header = request(0, 1, new byte[300]);
+        header.writerIndex(MpaFrames.HEADER_LENGTH); // only the header has arrived
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY, responderFed(linuxLimit, header));
+        // The RFC ceiling holds whatever the configuration: 513 octets.
+        ByteBuf big = request(0, 1, new byte[513]);
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY, responderFed(REV1, big));
+    }
+
+    @Test
+    void enhancedRequestWithoutIrdOrdWordsIsRefused() {
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY,
+                responderFed(MpaSettings.defaults(), request(MpaFrames.ENHANCED_FLAG, 2, new byte[3])));
+    }
+
+    @Test
+    void requestTimeoutIsFiveSecondsByDefault() {
+        MpaPair.Recorder app = new MpaPair.Recorder();
+        EmbeddedChannel channel = new EmbeddedChannel(new MpaResponderHandler(REV1, MpaAcceptor.ACCEPT_ALL), app);
+        try {
+            channel.advanceTimeBy(4900, TimeUnit.MILLISECONDS);
+            channel.runScheduledPendingTasks();
+            assertTrue(channel.isActive());
+            channel.advanceTimeBy(200, TimeUnit.MILLISECONDS);
+            channel.runScheduledPendingTasks();
+            assertFalse(channel.isActive());
+            assertError(TerminateError.LLP_CONNECTION_LOST, app);
+        } finally {
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    @Test
+    void replyTimeoutIsTenSecondsByDefaultAndConfigurable() {
+        for (Duration timeout : new Duration[] {Duration.ofSeconds(10), Duration.ofMillis(250)}) {
+            MpaPair.Recorder app = new MpaPair.Recorder();
+            MpaSettings settings = REV1.toBuilder().replyTimeout(timeout).build();
+            EmbeddedChannel channel = new EmbeddedChannel(new MpaInitiatorHandler(settings, new byte[0]), app);
+            try {
+                ByteBuf sent = channel.readOutbound();
+                assertTrue(MpaFrames.isRequest(sent, 0));
+                sent.release();
+                channel.advanceTimeBy(timeout.toMillis() - 1, TimeUnit.MILLISECONDS);
+                channel.runScheduledPendingTasks();
+                assertTrue(channel.isActive());
+                channel.advanceTimeBy(2, TimeUnit.MILLISECONDS);
+                channel.runScheduledPendingTasks();
+                assertFalse(channel.isActive());
+                assertError(TerminateError.LLP_CONNECTION_LOST, app);
+            } finally {
+                channel.finishAndReleaseAll();
+            }
+        }
+    }
+
+    /** An initiator that sent its Request and then receives {@code reply}; returns its recorder. */
+    private static MpaPair.Recorder initiatorGets(MpaSettings settings, ByteBuf reply) {
+        MpaPair.Recorder app = new MpaPair.Recorder();
+        EmbeddedChannel channel = new EmbeddedChannel(new MpaInitiatorHandler(settings, new byte[0]), app);
+        try {
+            ByteBuf request = channel.readOutbound();
+            assertTrue(MpaFrames.isRequest(request, 0));
+            request.release();
+            channel.writeInbound(reply);
+            assertFalse(channel.isActive(), "the connection is closed");
+            return app;
+        } finally {
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    private static byte[] enhancedWords(int ird, int ord, boolean p2p, boolean writeRtr, boolean readRtr) {
+        ByteBuf words = Unpooled.buffer();
+        try {
+            MpaEnhanced.write(words, ird, ord, p2p, false, writeRtr, readRtr);
+            return io.netty.buffer.ByteBufUtil.getBytes(words);
+        } finally {
+            words.release();
+        }
+    }
+
+    @Test
+    void initiatorRefusesABadReply() {
+        // Each of these Replies is wrong for a plain revision 1 Request.
+        ByteBuf[] replies = {
+            reply(MpaFrames.ENHANCED_FLAG, 2, new byte[4]), // enhanced answer to a rev 1 Request
+            reply(0x01, 1, new byte[0]),                   // reserved bit
+            reply(0, 7, new byte[0]),                      // unknown revision
+            request(0, 1, new byte[0]),                    // a Request key instead of a Reply
+        };
+        for (ByteBuf reply : replies) {
+            assertError(TerminateError.LLP_INVALID_REQUEST_REPLY, initiatorGets(REV1, reply));
+        }
+    }
+
+    @Test
+    void enhancedRequestMustGetAnEnhancedReply() {
+        assertError(TerminateError.LLP_INVALID_REQUEST_REPLY, initiatorGets(MpaSettings.defaults(),
+                reply(0, 1, new byte[0])));
+    }
+
+    @Test
+    void responderOrdAboveOurIrdIsInsufficientIrd() {
+        assertError(TerminateError.LLP_INSUFFICIENT_IRD, initiatorGets(MpaSettings.builder().ird(2).build(),
+                reply(MpaFrames.ENHANCED_FLAG, 2, enhancedWords(8, 8, false, false, false))));
+    }
+
+    @Test
+    void responderChoosingAnRtrNotOfferedIsNoMatchingRtr() {
+        MpaSettings settings = MpaSettings.builder().peerToPeer(true).rtrOffers(EnumSet.of(RtrType.WRITE)).build();
+        assertError(TerminateError.LLP_NO_MATCHING_RTR, initiatorGets(settings,
+                reply(MpaFrames.ENHANCED_FLAG, 2, enhancedWords(4, 4, true, false, true))));
+    }
+
+    @Test
+    void firstFpduThatIsNotTheNegotiatedRtrIsNoMatchingRtr() {
+        MpaSettings initiator = MpaSettings.builder().peerToPeer(true).rtrOffers(EnumSet.of(RtrType.WRITE)).build();
+        try (MpaPair pair = new MpaPair(initiator, new byte[0], MpaSettings.defaults(), MpaAcceptor.ACCEPT_ALL)) {
+            // Take the Request to the responder, its Reply back, but replace the initiator's RTR with a Send.
+            pair.responder.writeInbound((ByteBuf) pair.initiator.readOutbound());
+            pair.initiator.writeInbound((ByteBuf) pair.responder.readOutbound());
+            ((ByteBuf) pair.initiator.readOutbound()).release(); // the real RTR frame
+            ByteBuf send = Unpooled.buffer();
+            org.jiwarp.wire.ddp.DdpHeaders.writeUntagged(send, true, org.jiwarp.wire.rdmap.RdmapHeaders.controlByte(
+                    org.jiwarp.wire.rdmap.RdmapOpcode.SEND), 0, 0, 1, 0);
+            ByteBuf fpdu = Unpooled.buffer();
+            new FpduWriter(false, false).write(send, fpdu);
+            send.release();
+            pair.responder.writeInbound(fpdu);
+            assertEquals(TerminateError.LLP_NO_MATCHING_RTR, pair.responderApp.mpaError().error());
+            assertTrue(pair.responderApp.ulpdus.isEmpty());
+            assertFalse(pair.responder.isActive());
+        }
+    }
+
+    @Test
+    void crcMarkerAndLengthErrorsAfterSetupCarryTheirCodes() {
+        MpaSettings crcAndMarkers = MpaSettings.builder().crc(CrcPolicy.REQUIRE).markers(MarkerPolicy.REQUEST)
+                .maxInboundUlpdu(1000).build();
+        // A corrupted CRC.
+        checkAfterSetup(crcAndMarkers, fpdu -> fpdu[fpdu.length - 1] ^= 0x10, 100, TerminateError.LLP_CRC_ERROR);
+        // A marker whose FPDUPTR is off (the leading marker of the first FPDU: octets 2..3).
+        MpaSettings markersOnly = crcAndMarkers.toBuilder().crc(CrcPolicy.ACCEPT).build();
+        checkAfterSetup(markersOnly, fpdu -> fpdu[3] = 8, 100, TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH);
+        // A ULPDU longer than accepted.
+        checkAfterSetup(crcAndMarkers, fpdu -> { }, 1001, TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH);
+    }
+
+    private static void checkAfterSetup(MpaSettings settings, java.util.function.Consumer<byte[]> damage,
+            int ulpduLength, TerminateError expected) {
+        try (MpaPair pair = new MpaPair(settings, new byte[0], settings, MpaAcceptor.ACCEPT_ALL)) {
+            pair.pump();
+            MpaParameters initiator = pair.initiatorApp.parameters();
+            assertTrue(initiator.crc() == (settings.crcPolicy() == CrcPolicy.REQUIRE));
+            ByteBuf ulpdu = Unpooled.wrappedBuffer(new byte[ulpduLength]);
+            ByteBuf out = Unpooled.buffer();
+            new FpduWriter(initiator.crc(), initiator.markersToPeer()).write(ulpdu, out);
+            ulpdu.release();
+            byte[] fpdu = io.netty.buffer.ByteBufUtil.getBytes(out);
+            out.release();
+            damage.accept(fpdu);
+            pair.responder.writeInbound(Unpooled.wrappedBuffer(fpdu));
+            assertEquals(expected, pair.responderApp.mpaError() == null ? null : pair.responderApp.mpaError().error(),
+                    pair.responderApp.errors.toString());
+            assertTrue(pair.responderApp.ulpdus.isEmpty(), "nothing of a bad FPDU is delivered");
+            assertFalse(pair.responder.isActive());
+        }
+    }
+
+    private static ByteBuf reply(int flags, int revision, byte[] privateData) {
+        ByteBuf out = Unpooled.buffer();
+        MpaFrames.write(out, true, flags, revision, Unpooled.wrappedBuffer(privateData));
+        return out;
+    }
+}
