@@ -1,17 +1,27 @@
 /**
- * DDP (RFC 5041): what this module owns.
+ * DDP (RFC 5041): the protocol core the RNIC engine drives, plain Java without Netty handlers.
  *
  * <ul>
- *   <li>Segmentation of tagged and untagged messages by MULPDU into retained slices, never copies
- *       (RFC 5041 sections 5.1, 5.2).</li>
- *   <li>Tagged placement at STag and Tagged Offset after the checks of section 8.2, in order: valid
- *       STag, associated with this stream's protection domain, access rights, base and bounds, TO
- *       wrap (sections 3.2, 4.2, 8.2).</li>
- *   <li>Untagged placement by QN, MSN and MO into posted receive buffers with the checks of
- *       sections 4.3, 5.3 and 8.3: invalid QN, no buffer, MSN range, MO, message too long.</li>
- *   <li>Every error of section 7.2 mapped to exactly one Terminate (layer, error type, code).</li>
+ *   <li><b>Segmentation</b>: {@link org.jiwarp.ddp.DdpSegmenter} cuts tagged and untagged messages
+ *       into ULPDUs of at most MULPDU octets, each a composite of a header and a retained slice of
+ *       the message, never a copy (sections 4.2, 4.3, 5.2).</li>
+ *   <li><b>Tagged buffers</b>: {@link org.jiwarp.ddp.StagTable} holds the registered regions
+ *       ({@link org.jiwarp.ddp.TaggedBuffer}) under 24-bit index / 8-bit key STags with O(1)
+ *       lock-free lookup (section 3.2). {@link org.jiwarp.ddp.TaggedPlacement} checks an inbound
+ *       segment in the order valid STag, protection domain, access, TO wrap, base and bounds
+ *       (section 7.1, error codes of section 7.2; access and the Data Source of an RDMA Read are
+ *       RDMAP's, RFC 5040 section 7.2), places it with the one copy into registered memory, and
+ *       invalidates STags for Send with Invalidate (RFC 5040 section 5.3).</li>
+ *   <li><b>Untagged buffers</b>: {@link org.jiwarp.ddp.UntaggedQueue} places Sends into posted
+ *       {@link org.jiwarp.ddp.ReceiveBuffer} scatter lists by MSN and MO and completes them on L
+ *       (sections 3.3, 4.3, 5.3, 7.1); {@link org.jiwarp.ddp.MsnCounter} tracks the MSN of queues 1
+ *       and 2, which have no posted buffers. {@link org.jiwarp.ddp.DdpHeaderChecks} checks the DDP
+ *       version and the queue number.</li>
+ *   <li><b>Errors</b>: every failed check throws a {@link org.jiwarp.ddp.DdpException} carrying
+ *       the one Terminate error (layer, error type, code) it maps to.</li>
  * </ul>
  *
- * <p>Header accessors live in {@code org.jiwarp.wire.ddp} (wire-codecs). Filled by the RNIC issue.
+ * <p>Header accessors live in {@code org.jiwarp.wire.ddp.DdpHeaders} (wire-codecs) and serve this
+ * package, the capture decoder and the tests alike.
  */
 package org.jiwarp.ddp;

@@ -1,0 +1,118 @@
+package org.jiwarp.ddp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import java.util.function.Consumer;
+import org.jiwarp.wire.ddp.DdpHeaders;
+
+/**
+ * Cuts an outbound message into DDP segments of at most MULPDU octets (RFC 5041 section 5.2),
+ * without copying the payload.
+ *
+ * <pre>
+ *   message:  |<-------- chunk 0 -------->|<-------- chunk 1 -------->|<- chunk 2 ->|
+ *
+ *   ULPDU 0:  | header: L=0, TO / MO + 0  | retained slice of chunk 0 |
+ *   ULPDU 1:  | header: L=0, TO / MO + c  | retained slice of chunk 1 |
+ *   ULPDU 2:  | header: L=1, TO / MO + 2c | retained slice of chunk 2 |
+ *             \_ 14 (tagged) or 18 octets_/
+ * </pre>
+ *
+ * <p>Each ULPDU is a {@link CompositeByteBuf} of a small header buffer and a retained slice of the
+ * message, the shape the MPA framer slices again (Netty's {@code DefaultHttp2FrameWriter} cuts DATA
+ * frames the same way). Every segment but the last carries a full MULPDU; a message of zero octets
+ * becomes one segment holding only the header, with L set (section 5.2: a DDP message has at least
+ * one segment).
+ *
+ * <p>Reference counting: the message is neither consumed (its indices stay) nor released; the
+ * caller still owns it and may release it as soon as this returns, the segments holding their own
+ * references to its memory. Each ULPDU passes to {@code out} as soon as it is built and belongs to
+ * {@code out} from then on, also when {@code out} throws; segments not yet built are not.
+ */
+public final class DdpSegmenter {
+
+    private DdpSegmenter() {
+    }
+
+    /**
+     * Segments a tagged message (RDMA Write, Read Response): the STag on every segment, the Tagged
+     * Offset advancing by each segment's payload (RFC 5041 section 4.2), L on the last.
+     *
+     * @param rdmapControl the RDMAP control byte, carried in RsvdULP
+     * @param taggedOffset the TO of the message's first byte
+     * @param message its readable bytes are the payload
+     * @param mulpdu the most octets per ULPDU, header included; more than 14
+     */
+    public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
+            ByteBuf message, int mulpdu, Consumer<ByteBuf> out) {
+        int chunk = chunk(mulpdu, DdpHeaders.TAGGED_HEADER_LENGTH);
+        int start = message.readerIndex();
+        int length = message.readableBytes();
+        int offset = 0;
+        do {
+            int n = Math.min(chunk, length - offset);
+            boolean last = offset + n == length;
+            ByteBuf header = alloc.buffer(DdpHeaders.TAGGED_HEADER_LENGTH, DdpHeaders.TAGGED_HEADER_LENGTH);
+            DdpHeaders.writeTagged(header, last, rdmapControl, stag, taggedOffset + offset);
+            out.accept(ulpdu(alloc, header, message, start + offset, n));
+            offset += n;
+        } while (offset < length);
+    }
+
+    /**
+     * Segments an untagged message (Send and its variants, Read Request, Terminate): queue number
+     * and MSN on every segment, the MO advancing from 0 (RFC 5041 section 4.3), L on the last.
+     *
+     * @param rdmapControl the RDMAP control byte, RsvdULP's first octet
+     * @param rsvdUlpWord RsvdULP's last 32 bits: the Invalidate STag of a Send with Invalidate, else 0
+     * @param qn the queue number (unsigned 32-bit)
+     * @param msn the message's MSN (unsigned 32-bit)
+     * @param message its readable bytes are the payload
+     * @param mulpdu the most octets per ULPDU, header included; more than 18
+     */
+    public static void segmentUntagged(ByteBufAllocator alloc, int rdmapControl, int rsvdUlpWord, long qn, long msn,
+            ByteBuf message, int mulpdu, Consumer<ByteBuf> out) {
+        int chunk = chunk(mulpdu, DdpHeaders.UNTAGGED_HEADER_LENGTH);
+        int start = message.readerIndex();
+        int length = message.readableBytes();
+        int offset = 0;
+        do {
+            int n = Math.min(chunk, length - offset);
+            boolean last = offset + n == length;
+            ByteBuf header = alloc.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH, DdpHeaders.UNTAGGED_HEADER_LENGTH);
+            DdpHeaders.writeUntagged(header, last, rdmapControl, rsvdUlpWord, qn, msn, offset);
+            out.accept(ulpdu(alloc, header, message, start + offset, n));
+            offset += n;
+        } while (offset < length);
+    }
+
+    /** How many segments a message of {@code length} octets takes (at least one). */
+    public static int segmentCount(long length, int mulpdu, boolean tagged) {
+        int chunk = chunk(mulpdu, tagged ? DdpHeaders.TAGGED_HEADER_LENGTH : DdpHeaders.UNTAGGED_HEADER_LENGTH);
+        return length == 0 ? 1 : (int) ((length + chunk - 1) / chunk);
+    }
+
+    private static int chunk(int mulpdu, int headerLength) {
+        if (mulpdu <= headerLength) {
+            throw new IllegalArgumentException("MULPDU " + mulpdu + " leaves no room after a " + headerLength
+                    + "-octet DDP header");
+        }
+        return mulpdu - headerLength;
+    }
+
+    private static ByteBuf ulpdu(ByteBufAllocator alloc, ByteBuf header, ByteBuf message, int index, int length) {
+        CompositeByteBuf ulpdu;
+        try {
+            ulpdu = alloc.compositeBuffer(2);
+        } catch (RuntimeException | Error e) {
+            header.release();
+            throw e;
+        }
+        ulpdu.addComponent(true, header);
+        if (length > 0) {
+            ulpdu.addComponent(true, message.retainedSlice(index, length));
+        }
+        return ulpdu;
+    }
+}

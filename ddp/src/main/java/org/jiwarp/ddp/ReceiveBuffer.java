@@ -1,0 +1,114 @@
+package org.jiwarp.ddp;
+
+import io.netty.buffer.ByteBuf;
+import java.util.Objects;
+
+/**
+ * A posted receive: an untagged buffer (RFC 5041 section 3.3) made of a scatter list.
+ *
+ * <pre>
+ *   message:   | MO 0 ...                                                   capacity |
+ *              +----------------+------+----------------------------+
+ *   segments:  | segments[0]    | [1]  | segments[2]                |   (readable regions,
+ *              +----------------+------+----------------------------+    in order)
+ * </pre>
+ *
+ * <p>Each segment's readable region, as it is when the buffer is constructed, is where data goes,
+ * in order; later changes to the segments' indices do not move it. The buffer does not retain or
+ * release the segments: the poster keeps their memory alive until the buffer completes or is
+ * flushed.
+ *
+ * <p>Placement state ({@link #bytesPlaced()}) belongs to the thread that places into the
+ * {@link UntaggedQueue} the buffer is posted to; posting resets it, so a completed buffer may be
+ * posted again.
+ */
+public final class ReceiveBuffer {
+
+    private final long workRequestId;
+    private final ByteBuf[] segments;
+    private final int[] starts;
+    private final int[] lengths;
+    private final long capacity;
+
+    private long bytesPlaced;
+    /** The segment and offset in it where the next byte goes. */
+    private int cursorSegment;
+    private int cursorOffset;
+
+    /**
+     * @param workRequestId the work request's id, reported with its completion
+     * @param segments the scatter list; each one's readable region receives data, in order
+     */
+    public ReceiveBuffer(long workRequestId, ByteBuf... segments) {
+        this.workRequestId = workRequestId;
+        this.segments = segments.clone();
+        this.starts = new int[segments.length];
+        this.lengths = new int[segments.length];
+        long total = 0;
+        for (int i = 0; i < segments.length; i++) {
+            ByteBuf segment = Objects.requireNonNull(segments[i], "segment");
+            starts[i] = segment.readerIndex();
+            lengths[i] = segment.readableBytes();
+            total += lengths[i];
+        }
+        this.capacity = total;
+    }
+
+    public long workRequestId() {
+        return workRequestId;
+    }
+
+    /** The total of the segments' readable bytes: the longest message the buffer takes. */
+    public long capacity() {
+        return capacity;
+    }
+
+    /** Octets of the current message placed so far (its length once the buffer completed). */
+    public long bytesPlaced() {
+        return bytesPlaced;
+    }
+
+    /** The scatter list (a copy of the array; the buffers themselves are shared). */
+    public ByteBuf[] segments() {
+        return segments.clone();
+    }
+
+    void reset() {
+        bytesPlaced = 0;
+        cursorSegment = 0;
+        cursorOffset = 0;
+    }
+
+    /**
+     * Copies {@code length} readable bytes of {@code source} (indices unchanged) behind the bytes
+     * placed so far; the caller has checked that they fit.
+     */
+    void append(ByteBuf source, int length) {
+        int from = source.readerIndex();
+        int left = length;
+        int segment = cursorSegment;
+        int offset = cursorOffset;
+        while (left > 0) {
+            int room = lengths[segment] - offset;
+            if (room == 0) {
+                segment++;
+                offset = 0;
+                continue;
+            }
+            int n = Math.min(room, left);
+            segments[segment].setBytes(starts[segment] + offset, source, from, n);
+            from += n;
+            offset += n;
+            left -= n;
+        }
+        cursorSegment = segment;
+        cursorOffset = offset;
+        bytesPlaced += length;
+    }
+
+    @Override
+    public String toString() {
+        return "ReceiveBuffer[wr " + workRequestId + ", " + segments.length + " segments, " + bytesPlaced + "/"
+                + capacity + "]";
+    }
+}

@@ -1,0 +1,222 @@
+package org.jiwarp.ddp;
+
+import io.netty.buffer.ByteBuf;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The STag table: every registered {@link TaggedBuffer}, found by STag in O(1) (RFC 5041 section
+ * 3.2; RFC 5040 section 2.1 defines the STag as the identifier of a Tagged Buffer).
+ *
+ * <pre>
+ *   STag (32 bits):   0                   1                   2                   3
+ *                     0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *                    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ *                    |              index (24 bits)                  |  key (8 bits) |
+ *                    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * </pre>
+ *
+ * <p>As in Linux siw, an STag is a 24-bit table index and an 8-bit key, and a lookup compares all
+ * 32 bits. Index 0 is never handed out, so STag 0 (and any STag with index 0, such as the STag 1
+ * of siw's Write RTR) never names a region. The key of an index changes each time the index is
+ * reused (it counts up from a random start), so the STag of a deregistered region stops matching;
+ * freed indices are reused oldest first, so a stale STag can only match again after its index has
+ * been reused 256 times (the 8-bit key's limit, as in siw).
+ *
+ * <p>Threads: {@link #register}, {@link #invalidate} and {@link #deregister} may run on any thread
+ * (they serialize on a lock); {@link #lookup} takes no lock and sees either nothing or a fully
+ * constructed entry: entries are published through an {@link AtomicReferenceArray} that grows by
+ * copy under the lock, and every field of {@link TaggedBuffer} but the volatile valid flag is
+ * final.
+ */
+public final class StagTable {
+
+    /** The most entries a table can hold: every 24-bit index but 0. */
+    public static final int MAX_ENTRIES = (1 << 24) - 1;
+    /** STag = index {@code << KEY_BITS} | key. */
+    public static final int KEY_BITS = 8;
+    public static final int KEY_MASK = 0xFF;
+
+    private static final int INITIAL_SLOTS = 256;
+
+    private final int maxEntries;
+    private final Object lock = new Object();
+    /** Index to entry; slot 0 stays empty. Replaced (grown) under the lock. */
+    private volatile AtomicReferenceArray<TaggedBuffer> slots;
+    /** Guarded by lock: the last key each index had. */
+    private byte[] keys;
+    /** Guarded by lock: the lowest index never handed out. */
+    private int nextUnused = 1;
+    /** Guarded by lock: freed indices, oldest first (a ring). */
+    private int[] freed = new int[16];
+    private int freedHead;
+    private int freedCount;
+    /** Guarded by lock: first keys of fresh indices. */
+    private final SplittableRandom random = new SplittableRandom();
+    private volatile int size;
+
+    /**
+     * @param maxEntries 1 to {@link #MAX_ENTRIES}; memory grows with use, not with this bound
+     */
+    public StagTable(int maxEntries) {
+        if (maxEntries < 1 || maxEntries > MAX_ENTRIES) {
+            throw new IllegalArgumentException("maxEntries " + maxEntries + " not in [1, " + MAX_ENTRIES + "]");
+        }
+        this.maxEntries = maxEntries;
+        int initial = Math.min(maxEntries + 1, INITIAL_SLOTS);
+        this.slots = new AtomicReferenceArray<>(initial);
+        this.keys = new byte[initial];
+    }
+
+    /** The most regions this table holds at once. */
+    public int maxEntries() {
+        return maxEntries;
+    }
+
+    /** Registers a region that a Send with Invalidate may invalidate (siw allows it for every region). */
+    public TaggedBuffer register(int pd, ByteBuf memory, long baseTaggedOffset, long length, int access) {
+        return register(pd, memory, baseTaggedOffset, length, access, true);
+    }
+
+    /**
+     * Registers a region under a fresh STag.
+     *
+     * @param pd the protection domain
+     * @param memory the region's memory, index 0 being its first byte (slice it first when the region
+     *     starts elsewhere); not retained: the caller keeps it alive until after {@link #deregister}
+     * @param baseTaggedOffset the Tagged Offset of the first byte; the region may end at 2^64 but not
+     *     wrap past it
+     * @param length octets, at most {@code memory.capacity()}
+     * @param access {@link Access} flags
+     * @param remoteInvalidationAllowed whether a Send with Invalidate may invalidate the STag
+     * @throws IllegalStateException when the table holds {@link #maxEntries()} regions
+     */
+    public TaggedBuffer register(int pd, ByteBuf memory, long baseTaggedOffset, long length, int access,
+            boolean remoteInvalidationAllowed) {
+        Objects.requireNonNull(memory, "memory");
+        if (length < 0 || length > memory.capacity()) {
+            throw new IllegalArgumentException("length " + length + " not in [0, capacity " + memory.capacity() + "]");
+        }
+        // The region's last byte is base + length - 1 <= 2^64 - 1.
+        if (length > 0 && Long.compareUnsigned(baseTaggedOffset, -length) > 0) {
+            throw new IllegalArgumentException(String.format("region at TO 0x%x + %d wraps past 2^64",
+                    baseTaggedOffset, length));
+        }
+        if ((access & ~Access.ALL) != 0) {
+            throw new IllegalArgumentException("unknown access bits in " + Access.describe(access));
+        }
+        synchronized (lock) {
+            AtomicReferenceArray<TaggedBuffer> s = slots;
+            int index;
+            int key;
+            if (nextUnused < s.length() || freedCount == 0 && nextUnused <= maxEntries) {
+                if (nextUnused >= s.length()) {
+                    s = grow(s);
+                }
+                index = nextUnused++;
+                key = random.nextInt(KEY_MASK + 1);
+            } else if (freedCount > 0) {
+                index = pollFreed();
+                key = (keys[index] + 1) & KEY_MASK;
+            } else {
+                throw new IllegalStateException("STag table full: " + maxEntries + " regions");
+            }
+            keys[index] = (byte) key;
+            TaggedBuffer entry = new TaggedBuffer(index << KEY_BITS | key, pd, access, baseTaggedOffset, length,
+                    memory, remoteInvalidationAllowed);
+            s.set(index, entry);
+            size++;
+            return entry;
+        }
+    }
+
+    /**
+     * The region the STag names, or {@code null} unless its index is registered with exactly this
+     * key. Valid or not: check {@link TaggedBuffer#valid()}. Lock-free, O(1).
+     */
+    public TaggedBuffer lookup(int stag) {
+        int index = stag >>> KEY_BITS;
+        AtomicReferenceArray<TaggedBuffer> s = slots;
+        if (index >= s.length()) {
+            return null;
+        }
+        TaggedBuffer entry = s.get(index);
+        return entry != null && entry.stag() == stag ? entry : null;
+    }
+
+    /**
+     * Local invalidation: the STag stays registered but no longer passes a check.
+     *
+     * @return {@code false} when no region has this STag; {@code true} otherwise, also when it was
+     *     invalid already
+     */
+    public boolean invalidate(int stag) {
+        TaggedBuffer entry = lookup(stag);
+        if (entry == null) {
+            return false;
+        }
+        entry.invalidate();
+        return true;
+    }
+
+    /**
+     * Removes the region and frees its index for reuse under another key; the entry turns invalid
+     * for whoever still holds it. An STag no region has is ignored.
+     */
+    public void deregister(int stag) {
+        synchronized (lock) {
+            AtomicReferenceArray<TaggedBuffer> s = slots;
+            int index = stag >>> KEY_BITS;
+            if (index == 0 || index >= s.length()) {
+                return;
+            }
+            TaggedBuffer entry = s.get(index);
+            if (entry == null || entry.stag() != stag) {
+                return;
+            }
+            entry.invalidate();
+            s.set(index, null);
+            pushFreed(index);
+            size--;
+        }
+    }
+
+    /** Regions registered now. */
+    public int size() {
+        return size;
+    }
+
+    private AtomicReferenceArray<TaggedBuffer> grow(AtomicReferenceArray<TaggedBuffer> old) {
+        int length = (int) Math.min((long) maxEntries + 1, 2L * old.length());
+        AtomicReferenceArray<TaggedBuffer> grown = new AtomicReferenceArray<>(length);
+        for (int i = 0; i < old.length(); i++) {
+            grown.lazySet(i, old.get(i));
+        }
+        byte[] grownKeys = new byte[length];
+        System.arraycopy(keys, 0, grownKeys, 0, keys.length);
+        keys = grownKeys;
+        slots = grown; // the volatile write publishes the copied entries
+        return grown;
+    }
+
+    private void pushFreed(int index) {
+        if (freedCount == freed.length) {
+            int[] grown = new int[freed.length * 2];
+            for (int i = 0; i < freedCount; i++) {
+                grown[i] = freed[(freedHead + i) % freed.length];
+            }
+            freed = grown;
+            freedHead = 0;
+        }
+        freed[(freedHead + freedCount) % freed.length] = index;
+        freedCount++;
+    }
+
+    private int pollFreed() {
+        int index = freed[freedHead];
+        freedHead = (freedHead + 1) % freed.length;
+        freedCount--;
+        return index;
+    }
+}

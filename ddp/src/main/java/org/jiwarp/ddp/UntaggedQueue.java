@@ -1,0 +1,234 @@
+package org.jiwarp.ddp;
+
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.jiwarp.wire.rdmap.TerminateError;
+
+/**
+ * The inbound side of one untagged queue with posted buffers (RFC 5041 sections 3.3, 4.3, 5.3 and
+ * 7.1): RDMAP's queue 0, where Sends land in posted receives.
+ *
+ * <pre>
+ *   posted:    head                                           tail
+ *              | buffer (MSN expected) | buffer (expected+1) | ... |
+ *   segment:   MSN selects the buffer, MO the offset in its scatter list, L completes it
+ * </pre>
+ *
+ * <p>Checks on each segment, in order, the first failure thrown as a {@link DdpException} with
+ * its DDP untagged buffer error (layer 1, error type 2) and nothing placed:
+ *
+ * <ol>
+ *   <li>the MSN, by the rule in {@link MsnCounter}: {@code INVALID_MSN_RANGE} for an MSN already
+ *       completed or out of sequence, {@code INVALID_MSN_NO_BUFFER} when no buffer is posted for
+ *       it;</li>
+ *   <li>the MO: it must equal the octets of the message placed so far, {@code INVALID_MO}
+ *       otherwise. RFC 5041 section 5.3 lets a Data Source send segments out of MO order (a
+ *       SHOULD); over MPA/TCP none does, and siw refuses it the same way. In-order placement keeps
+ *       the copy O(1) (a cursor in the scatter list) and the message length exact. It also covers
+ *       section 7.1's "MO within the buffer": the octets placed never exceed the capacity;</li>
+ *   <li>MO + payload length within the capacity: {@code MESSAGE_TOO_LONG} otherwise.</li>
+ * </ol>
+ *
+ * <p>Then the payload is copied into the buffer (the one copy), and a segment with L set completes
+ * it: the buffer leaves the queue and the expected MSN moves on by one (mod 2^32). The queue number
+ * itself is the caller's to check ({@link DdpHeaderChecks#checkQn}).
+ *
+ * <p>Threads: {@link #post} and {@link #posted} are safe from any thread (posts serialize on a
+ * lock; a single-producer ring publishes them). {@link #place}, {@link #flush} and
+ * {@link #expectedMsn} belong to one thread at a time, the one that receives the stream.
+ */
+public final class UntaggedQueue {
+
+    /**
+     * What one {@link #place} call did. The queue owns a single instance and refills it on every
+     * call, so the per-segment path allocates nothing: read it before the next call.
+     */
+    public static final class Placement {
+
+        private ReceiveBuffer buffer;
+        private long msn;
+        private int segmentLength;
+        private long messageLength;
+        private boolean completed;
+
+        Placement() {
+        }
+
+        /** The buffer the segment went into (completed or not). */
+        public ReceiveBuffer buffer() {
+            return buffer;
+        }
+
+        /** The segment's MSN. */
+        public long msn() {
+            return msn;
+        }
+
+        /** Octets this segment placed. */
+        public int segmentLength() {
+            return segmentLength;
+        }
+
+        /** Whether this segment completed the message (it carried L). */
+        public boolean completed() {
+            return completed;
+        }
+
+        /** The message's length when {@link #completed()}; otherwise the octets placed so far. */
+        public long messageLength() {
+            return messageLength;
+        }
+
+        void set(ReceiveBuffer buffer, long msn, int segmentLength, long messageLength, boolean completed) {
+            this.buffer = buffer;
+            this.msn = msn;
+            this.segmentLength = segmentLength;
+            this.messageLength = messageLength;
+            this.completed = completed;
+        }
+
+        @Override
+        public String toString() {
+            return "Placement[MSN " + msn + ", " + segmentLength + " octets, " + (completed ? "completed " : "")
+                    + messageLength + ", " + buffer + "]";
+        }
+    }
+
+    private final int qn;
+    private final int maxPosted;
+    /** Posted buffers at positions [head, tail), position p in slot p % ring.length. */
+    private final ReceiveBuffer[] ring;
+    private final Object postLock = new Object();
+    /** Written by the placing thread only. */
+    private volatile long head;
+    /** Written under postLock only; the volatile write publishes the slot. */
+    private volatile long tail;
+    /** Written by the placing thread only. */
+    private volatile long expectedMsn;
+    private final Placement placement = new Placement();
+
+    /**
+     * @param qn the queue number, for messages
+     * @param maxPosted the most buffers posted at once
+     */
+    public UntaggedQueue(int qn, int maxPosted) {
+        this(qn, maxPosted, 1);
+    }
+
+    /** A queue whose first message has MSN {@code initialMsn} (tests start near the wrap). */
+    UntaggedQueue(int qn, int maxPosted, long initialMsn) {
+        if (maxPosted < 0) {
+            throw new IllegalArgumentException("maxPosted " + maxPosted);
+        }
+        this.qn = qn;
+        this.maxPosted = maxPosted;
+        this.ring = new ReceiveBuffer[Math.max(1, maxPosted)];
+        this.expectedMsn = initialMsn & MsnCounter.MSN_MASK;
+    }
+
+    public int qn() {
+        return qn;
+    }
+
+    public int maxPosted() {
+        return maxPosted;
+    }
+
+    /**
+     * Posts a buffer behind the others; it takes the MSN after theirs. Resets the buffer's placement
+     * state.
+     *
+     * @return {@code false}, posting nothing, when {@link #maxPosted()} buffers are posted
+     */
+    public boolean post(ReceiveBuffer buffer) {
+        Objects.requireNonNull(buffer, "buffer");
+        synchronized (postLock) {
+            long t = tail;
+            if (t - head >= maxPosted) {
+                return false;
+            }
+            buffer.reset();
+            ring[(int) (t % ring.length)] = buffer;
+            tail = t + 1;
+            return true;
+        }
+    }
+
+    /** Buffers posted and not yet completed or flushed. */
+    public int posted() {
+        // Read head first: both only grow, so tail read later is never below it.
+        long h = head;
+        return (int) (tail - h);
+    }
+
+    /** The MSN of the first posted buffer's message (unsigned 32-bit); 1 at the start. */
+    public long expectedMsn() {
+        return expectedMsn;
+    }
+
+    /**
+     * Checks one inbound segment and copies its payload into the buffer its MSN selects.
+     *
+     * @param msn the segment's MSN (unsigned 32-bit)
+     * @param mo the segment's MO (unsigned 32-bit)
+     * @param last the segment's L flag
+     * @param payload the segment's payload, its readable bytes; neither its indices nor its reference
+     *     count change
+     * @return the queue's {@link Placement}, refilled for this segment
+     * @throws DdpException with the first failed check; nothing is placed then
+     */
+    public Placement place(long msn, long mo, boolean last, ByteBuf payload) {
+        long h = head;
+        long expected = expectedMsn;
+        MsnCounter.check(msn, expected, tail - h);
+        ReceiveBuffer buffer = ring[(int) (h % ring.length)];
+        long placed = buffer.bytesPlaced();
+        int length = payload.readableBytes();
+        // RFC 5041 section 7.1: the MO must lie in the buffer; like siw, jiwarp also wants MO order.
+        if (mo != placed) {
+            throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MO, "QN " + qn + " MSN " + msn + ": MO " + mo
+                    + ", expected " + placed + " (segments arrive in MO order)");
+        }
+        if (length > buffer.capacity() - placed) {
+            // RFC 5041 section 7.1: MO + length must lie within the buffer.
+            throw new DdpException(TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG, "QN " + qn + " MSN " + msn + ": "
+                    + length + " octets at MO " + mo + " exceed the buffer's " + buffer.capacity());
+        }
+        buffer.append(payload, length);
+        long total = placed + length;
+        if (last) {
+            ring[(int) (h % ring.length)] = null;
+            head = h + 1;
+            expectedMsn = (expected + 1) & MsnCounter.MSN_MASK;
+        }
+        placement.set(buffer, expected, length, total, last);
+        return placement;
+    }
+
+    /**
+     * Removes every posted buffer, oldest first, for flush-in-error completions. The expected MSN
+     * stays: the stream is dead by then.
+     */
+    public List<ReceiveBuffer> flush() {
+        synchronized (postLock) {
+            long h = head;
+            long t = tail;
+            List<ReceiveBuffer> flushed = new ArrayList<>((int) (t - h));
+            for (long p = h; p < t; p++) {
+                int slot = (int) (p % ring.length);
+                flushed.add(ring[slot]);
+                ring[slot] = null;
+            }
+            head = t;
+            return flushed;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "UntaggedQueue[QN " + qn + ", expected MSN " + expectedMsn + ", " + posted() + "/" + maxPosted
+                + " posted]";
+    }
+}

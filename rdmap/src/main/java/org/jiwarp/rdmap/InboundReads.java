@@ -1,0 +1,59 @@
+package org.jiwarp.rdmap;
+
+import java.util.ArrayDeque;
+import org.jiwarp.wire.rdmap.TerminateError;
+
+/**
+ * The RDMA Read Requests a peer has sent to this endpoint and not yet been fully answered, bounded
+ * by this endpoint's IRD, answered strictly in request order (RFC 5040 section 5.2).
+ *
+ * <p>A Read Request beyond the IRD has no buffer on queue 1, so it is refused as Linux siw refuses
+ * it: DDP untagged buffer error, "invalid MSN - no buffer available".
+ *
+ * @param <R> what the engine keeps per request (source, sink, progress)
+ */
+public final class InboundReads<R> {
+
+    private final int ird;
+    private final ArrayDeque<R> queue = new ArrayDeque<>();
+
+    public InboundReads(int ird) {
+        this.ird = ird;
+    }
+
+    public int ird() {
+        return ird;
+    }
+
+    /** Queues a validated Read Request. */
+    public void accept(R request) {
+        // RFC 5040 section 5.2 / RFC 6581: no more than IRD Read Requests may be outstanding.
+        if (queue.size() >= ird) {
+            throw new RdmapException(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER,
+                    "Read Request beyond IRD " + ird);
+        }
+        queue.addLast(request);
+    }
+
+    /** The request being answered now, or {@code null}. */
+    public R current() {
+        return queue.peekFirst();
+    }
+
+    /** The current request is fully answered. */
+    public R finishCurrent() {
+        return queue.pollFirst();
+    }
+
+    public int size() {
+        return queue.size();
+    }
+
+    public boolean isEmpty() {
+        return queue.isEmpty();
+    }
+
+    public void clear() {
+        queue.clear();
+    }
+}

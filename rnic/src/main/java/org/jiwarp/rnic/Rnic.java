@@ -1,0 +1,177 @@
+package org.jiwarp.rnic;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jiwarp.ddp.StagTable;
+import org.jiwarp.ddp.TaggedBuffer;
+import org.jiwarp.mpa.MpaInitiatorHandler;
+import org.jiwarp.mpa.MpaResponderHandler;
+import org.jiwarp.mpa.MpaSettings;
+
+/**
+ * A software RNIC: the root of the verbs API ({@code ibv_context} plus {@code rdma_cm}). It owns
+ * the Netty event loops (native epoll when present, else NIO) and the STag table, and creates
+ * protection domains, completion queues and queue pairs, listens and connects. Close it to stop
+ * everything.
+ *
+ * <pre>{@code
+ * try (Rnic rnic = Rnic.open()) {
+ *     ProtectionDomain pd = rnic.allocatePd();
+ *     MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(4096), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+ *     CompletionQueue cq = rnic.createCq(64);
+ *     QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq));
+ *     rnic.connect(qp, new InetSocketAddress("10.0.0.2", 7174), new byte[0]).get();
+ *     qp.postSend(SendWorkRequest.write(1, remoteAddress, remoteStag, Sge.of(mr)));
+ *     WorkCompletion wc = cq.take(5, TimeUnit.SECONDS);
+ * }
+ * }</pre>
+ */
+public final class Rnic implements AutoCloseable {
+
+    /** Where registrations without a native address get their Tagged Offsets. */
+    private static final long SYNTHETIC_BASE = 0x0000_4000_0000_0000L;
+
+    private final RnicOptions options;
+    private final EventLoopGroup group;
+    private final Class<? extends Channel> channelClass;
+    private final Class<? extends ServerChannel> serverChannelClass;
+    private final StagTable stags;
+    private final AtomicInteger pdIds = new AtomicInteger();
+    private final AtomicInteger qpNumbers = new AtomicInteger();
+    private final AtomicLong syntheticAddresses = new AtomicLong(SYNTHETIC_BASE);
+    private final List<Channel> channels = new CopyOnWriteArrayList<>();
+
+    private Rnic(RnicOptions options) {
+        this.options = options;
+        boolean epoll = options.transport() == RnicOptions.Transport.EPOLL
+                || options.transport() == RnicOptions.Transport.AUTO && Epoll.isAvailable();
+        if (epoll) {
+            Epoll.ensureAvailability();
+        }
+        IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        this.group = new MultiThreadIoEventLoopGroup(options.threads(), io);
+        this.channelClass = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+        this.serverChannelClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        this.stags = new StagTable(options.maxStags());
+    }
+
+    public static Rnic open() {
+        return open(RnicOptions.defaults());
+    }
+
+    public static Rnic open(RnicOptions options) {
+        return new Rnic(options);
+    }
+
+    public RnicOptions options() {
+        return options;
+    }
+
+    /** {@code "epoll"} or {@code "nio"}. */
+    public String transport() {
+        return channelClass == EpollSocketChannel.class ? "epoll" : "nio";
+    }
+
+    public ProtectionDomain allocatePd() {
+        return new ProtectionDomain(this, pdIds.incrementAndGet());
+    }
+
+    public CompletionQueue createCq(int depth) {
+        return new CompletionQueue(depth);
+    }
+
+    public QueuePair createQp(QpConfig config) {
+        if (config.pd().rnic() != this) {
+            throw new IllegalArgumentException(config.pd() + " belongs to another RNIC");
+        }
+        return new QueuePair(this, qpNumbers.incrementAndGet(), config);
+    }
+
+    /** Listens for connections; every request goes to {@code listener}. */
+    public RnicListener listen(InetSocketAddress address, ConnectionListener listener) {
+        MpaSettings settings = options.mpa();
+        ChannelFuture bind = new ServerBootstrap().group(group).channel(serverChannelClass)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        channels.add(ch);
+                        ch.closeFuture().addListener(f -> channels.remove(ch));
+                        ch.pipeline().addLast("mpa", new MpaResponderHandler(settings,
+                                request -> listener.onConnectRequest(new ConnectRequest(request))));
+                    }
+                }).bind(address).syncUninterruptibly();
+        channels.add(bind.channel());
+        return new RnicListener(bind.channel());
+    }
+
+    /** Connects {@code qp} (IDLE) to a listening peer; completes when the QP is RTS. */
+    public CompletableFuture<QueuePair> connect(QueuePair qp, InetSocketAddress remote, byte[] privateData) {
+        if (qp.state() != QpState.IDLE) {
+            throw new IllegalStateException(qp + " is not IDLE");
+        }
+        MpaSettings settings = options.mpa().toBuilder().ird(qp.config().ird()).ord(qp.config().ord()).build();
+        QpEngine engine = qp.newEngine(null);
+        ChannelFuture connect = new Bootstrap().group(group).channel(channelClass)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        channels.add(ch);
+                        ch.closeFuture().addListener(f -> channels.remove(ch));
+                        ch.pipeline().addLast("mpa", new MpaInitiatorHandler(settings, privateData));
+                        ch.pipeline().addLast("qp-" + qp.number(), engine);
+                    }
+                }).connect(remote);
+        connect.addListener(f -> {
+            if (!f.isSuccess()) {
+                engine.established().completeExceptionally(f.cause());
+                qp.toError();
+            }
+        });
+        return engine.established();
+    }
+
+    MemoryRegion register(ProtectionDomain pd, ByteBuf memory, int access) {
+        long length = memory.readableBytes();
+        long address = memory.hasMemoryAddress() ? memory.memoryAddress() + memory.readerIndex()
+                : syntheticAddresses.getAndAdd(Math.max(4096, (length + 4095) & ~4095L));
+        TaggedBuffer tagged = stags.register(pd.id(), memory, address, length, access);
+        return new MemoryRegion(this, pd, tagged, memory);
+    }
+
+    StagTable stags() {
+        return stags;
+    }
+
+    @Override
+    public void close() {
+        for (Channel channel : channels) {
+            channel.close();
+        }
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

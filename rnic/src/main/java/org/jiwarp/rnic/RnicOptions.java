@@ -1,0 +1,70 @@
+package org.jiwarp.rnic;
+
+import java.util.EnumSet;
+import java.util.Objects;
+import org.jiwarp.mpa.MpaSettings;
+import org.jiwarp.mpa.RtrType;
+
+/**
+ * How an {@link Rnic} runs: its event loop threads and transport, the MPA settings its connections
+ * use (IRD/ORD come from each queue pair), and how many STags it can hold.
+ */
+public final class RnicOptions {
+
+    /** The socket transport. */
+    public enum Transport {
+        /** Native epoll when the platform has it, else NIO. */
+        AUTO,
+        NIO,
+        EPOLL
+    }
+
+    private int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
+    private Transport transport = Transport.AUTO;
+    private MpaSettings mpa = MpaSettings.builder().rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build();
+    private int maxStags = 1 << 16;
+
+    public static RnicOptions defaults() {
+        return new RnicOptions();
+    }
+
+    public RnicOptions threads(int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be positive: " + threads);
+        }
+        this.threads = threads;
+        return this;
+    }
+
+    public RnicOptions transport(Transport transport) {
+        this.transport = Objects.requireNonNull(transport);
+        return this;
+    }
+
+    /** The MPA settings for every connection (a queue pair's IRD and ORD replace the ones here). */
+    public RnicOptions mpa(MpaSettings mpa) {
+        this.mpa = Objects.requireNonNull(mpa);
+        return this;
+    }
+
+    public RnicOptions maxStags(int maxStags) {
+        this.maxStags = maxStags;
+        return this;
+    }
+
+    public int threads() {
+        return threads;
+    }
+
+    public Transport transport() {
+        return transport;
+    }
+
+    public MpaSettings mpa() {
+        return mpa;
+    }
+
+    public int maxStags() {
+        return maxStags;
+    }
+}
