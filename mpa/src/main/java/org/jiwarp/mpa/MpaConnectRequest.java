@@ -38,23 +38,31 @@ public final class MpaConnectRequest {
 
     /** Accepts: sends the Reply with this private data and goes to full operation. */
     public boolean accept(byte[] privateData) {
-        return decide(true, privateData);
+        return decide(true, privateData, -1, -1);
+    }
+
+    /**
+     * Accepts with this endpoint's IRD and ORD for the connection (RFC 6581 section 3), which may be
+     * lower than the listener's settings; each is still cut to what the initiator offered.
+     */
+    public boolean accept(byte[] privateData, int ird, int ord) {
+        return decide(true, privateData, ird, ord);
     }
 
     /** Rejects: sends the Reply with the R bit and this private data, then closes (RFC 5044 section 7.1). */
     public boolean reject(byte[] privateData) {
-        return decide(false, privateData);
+        return decide(false, privateData, -1, -1);
     }
 
-    private boolean decide(boolean accept, byte[] privateData) {
+    private boolean decide(boolean accept, byte[] privateData, int ird, int ord) {
         byte[] copy = privateData.clone();
         if (!decided.compareAndSet(false, true)) {
             return false;
         }
         if (channel.eventLoop().inEventLoop()) {
-            handler.decide(accept, copy);
+            handler.decide(accept, copy, ird, ord);
         } else {
-            channel.eventLoop().execute(() -> handler.decide(accept, copy));
+            channel.eventLoop().execute(() -> handler.decide(accept, copy, ird, ord));
         }
         return true;
     }

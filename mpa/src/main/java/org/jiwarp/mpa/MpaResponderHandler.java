@@ -50,7 +50,9 @@ public final class MpaResponderHandler extends MpaSetupHandler {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        startTimer(ctx, settings.requestTimeout(), "the MPA Request");
+        if (request == null && !finished()) {
+            startTimer(ctx, settings.requestTimeout(), "the MPA Request");
+        }
         super.channelActive(ctx);
     }
 
@@ -135,10 +137,20 @@ public final class MpaResponderHandler extends MpaSetupHandler {
         return null;
     }
 
-    /** Called on the event loop by {@link MpaConnectRequest}. */
-    void decide(boolean accept, byte[] privateData) {
+    /**
+     * Called on the event loop by {@link MpaConnectRequest}; {@code ird} and {@code ord}, when not
+     * negative, lower what the Reply offers (the queue pair chosen at accept time has its own).
+     */
+    void decide(boolean accept, byte[] privateData, int ird, int ord) {
         if (finished() || !ctx.channel().isActive()) {
             return;
+        }
+        if (accept && proposed.enhanced() && (ird >= 0 || ord >= 0)) {
+            MpaParameters p = proposed;
+            proposed = new MpaParameters(p.initiator(), p.revision(), p.enhanced(), p.crc(), p.markersToPeer(),
+                    p.markersFromPeer(), ird >= 0 ? Math.min(ird, request.ord()) : p.ird(),
+                    ord >= 0 ? Math.min(ord, request.ird()) : p.ord(), p.peerToPeer(), p.rtr(), p.mulpdu(),
+                    p.maxInboundUlpdu(), p.peerPrivateData());
         }
         int limit = settings.privateDataLimit() - (proposed.enhanced() ? MpaEnhanced.LENGTH : 0);
         if (privateData.length > limit) {

@@ -43,6 +43,7 @@ abstract class MpaSetupHandler extends ByteToMessageDecoder {
     }
 
     final void startTimer(ChannelHandlerContext ctx, Duration timeout, String what) {
+        stopTimer();
         timer = ctx.executor().schedule(() -> fail(ctx, new MpaException(TerminateError.LLP_CONNECTION_LOST,
                 what + " did not arrive within " + timeout.toMillis() + " ms")), timeout.toNanos(), TimeUnit.NANOSECONDS);
     }

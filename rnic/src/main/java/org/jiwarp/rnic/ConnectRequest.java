@@ -42,7 +42,7 @@ public final class ConnectRequest {
         QpEngine engine = qp.newEngine(null);
         request.channel().eventLoop().execute(() -> {
             request.channel().pipeline().addLast("qp-" + qp.number(), engine);
-            request.accept(privateData);
+            request.accept(privateData, qp.config().ird(), qp.config().ord());
         });
         return engine.established();
     }

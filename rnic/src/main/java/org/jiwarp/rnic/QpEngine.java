@@ -160,12 +160,28 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
     // ---------------------------------------------------------------------------------------------
     // Posting
 
+    /** Posts a receive from any thread (the queue takes posts concurrently with placement). */
     void postReceive(ReceiveBuffer buffer) {
         QpState state = qp.state();
         if (state == QpState.ERROR || state == QpState.TERMINATE || !receives.post(buffer)) {
-            qp.receiveCompleted();
-            qp.receiveCq().add(new WorkCompletion().set(buffer.workRequestId(), WcStatus.WORK_REQUEST_FLUSH_ERROR,
-                    WcOpcode.RECEIVE, 0, qp, 0, false, null));
+            flushReceive(buffer);
+            return;
+        }
+        if (qp.state() == QpState.ERROR) {
+            // Raced with the way down: flush whatever the event loop's flush missed.
+            execute(this::flushReceives);
+        }
+    }
+
+    private void flushReceive(ReceiveBuffer buffer) {
+        qp.receiveCompleted();
+        qp.receiveCq().add(new WorkCompletion().set(buffer.workRequestId(), WcStatus.WORK_REQUEST_FLUSH_ERROR,
+                WcOpcode.RECEIVE, 0, qp, 0, false, null));
+    }
+
+    private void flushReceives() {
+        for (ReceiveBuffer buffer : receives.flush()) {
+            flushReceive(buffer);
         }
     }
 
@@ -561,11 +577,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             inboundReads.clear();
         }
         reportInOrder();
-        for (ReceiveBuffer buffer : receives.flush()) {
-            qp.receiveCompleted();
-            qp.receiveCq().add(new WorkCompletion().set(buffer.workRequestId(), WcStatus.WORK_REQUEST_FLUSH_ERROR,
-                    WcOpcode.RECEIVE, 0, qp, 0, false, null));
-        }
+        flushReceives();
         qp.toError();
         ctx.fireChannelInactive();
     }

@@ -142,7 +142,8 @@ public final class QueuePair {
                 earlyReceives.add(buffer);
                 return;
             }
-            e.execute(() -> e.postReceive(buffer));
+            // Synchronous, as ibv_post_recv: once this returns the buffer is there for the next Send.
+            e.postReceive(buffer);
         }
     }
 

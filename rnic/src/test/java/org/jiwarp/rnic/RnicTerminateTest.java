@@ -147,6 +147,46 @@ class RnicTerminateTest {
     }
 
     @Test
+    void writeWhoseOffsetWrapsIsDdpToWrap() throws Exception {
+        expectTerminate(TerminateError.DDP_TAGGED_TO_WRAP, pair -> pair.client.postSend(
+                SendWorkRequest.write(1, 0xFFFF_FFFF_FFFF_FFF0L, pair.serverRegion.rkey(),
+                        new Sge(pair.clientRegion, 0, 64))));
+    }
+
+    @Test
+    void readWhoseOffsetWrapsIsRdmapToWrap() throws Exception {
+        expectTerminate(TerminateError.RDMAP_TO_WRAP, pair -> pair.client.postSend(
+                SendWorkRequest.read(1, 0xFFFF_FFFF_FFFF_FFF0L, pair.serverRegion.rkey(),
+                        new Sge(pair.clientRegion, 0, 64))));
+    }
+
+    @Test
+    void readFromAnotherDomainsRegionIsRdmapStagNotAssociated() throws Exception {
+        expectTerminate(TerminateError.RDMAP_STAG_NOT_ASSOCIATED, pair -> {
+            MemoryRegion foreign = pair.serverRnic.allocatePd().register(ByteBuffer.allocateDirect(4096),
+                    RnicPair.ALL);
+            pair.client.postSend(SendWorkRequest.read(1, foreign.address(), foreign.rkey(),
+                    new Sge(pair.clientRegion, 0, 64)));
+        });
+    }
+
+    @Test
+    void invalidatingAnUnknownStagIsRdmapCannotBeInvalidated() throws Exception {
+        expectTerminate(TerminateError.RDMAP_OPERATION_STAG_CANNOT_BE_INVALIDATED, 1, pair -> pair.client.postSend(
+                SendWorkRequest.sendWithInvalidate(1, 0x00ABCD00, new Sge(pair.clientRegion, 0, 8))));
+    }
+
+    @Test
+    void invalidatingAnotherDomainsStagIsRdmapProtectionCannotBeInvalidated() throws Exception {
+        expectTerminate(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED, 1, pair -> {
+            MemoryRegion foreign = pair.serverRnic.allocatePd().register(ByteBuffer.allocateDirect(64),
+                    RnicPair.ALL);
+            pair.client.postSend(SendWorkRequest.sendWithInvalidate(1, foreign.rkey(),
+                    new Sge(pair.clientRegion, 0, 8)));
+        });
+    }
+
+    @Test
     void otherQueuePairsCarryOn() throws Exception {
         try (RnicPair healthy = new RnicPair(MPA, 4096, (config, server) -> config)) {
             expectTerminate(TerminateError.DDP_TAGGED_INVALID_STAG, pair -> pair.client.postSend(
