@@ -31,7 +31,7 @@ class DdpSegmenterTest {
     /** A message of {@code length} octets behind {@code prefix} octets already read. */
     private static ByteBuf message(SplittableRandom random, int prefix, int length) {
         ByteBuf message = ALLOC.buffer(prefix + length);
-        message.writeBytes(DdpTestSupport.randomBytes(random, prefix + length));
+        message.writeBytes(Property.bytes(random, prefix + length));
         message.readerIndex(prefix);
         return message;
     }
@@ -258,7 +258,7 @@ class DdpSegmenterTest {
 
     @Test
     void randomMessagesAndMulpdus() {
-        DdpTestSupport.onShallowStack(() -> Property.forAll("segment -> reassemble", Property.defaultCases() / 5,
+        Property.onShallowStack(() -> Property.forAll("segment -> reassemble", Property.defaultCases() / 5,
                 random -> {
                     int length = random.nextInt(8) == 0 ? random.nextInt(8_000) : random.nextInt(600);
                     ByteBuf message = message(random, random.nextInt(4), length);

@@ -342,7 +342,7 @@ class UntaggedQueueTest {
     void segmentedMessagesLandInTheirBuffers() {
         ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
         int control = RdmapHeaders.controlByte(RdmapOpcode.SEND);
-        DdpTestSupport.onShallowStack(() -> Property.forAll("segment -> place", Property.defaultCases() / 5,
+        Property.onShallowStack(() -> Property.forAll("segment -> place", Property.defaultCases() / 5,
                 random -> {
                     int count = 1 + random.nextInt(6);
                     long initialMsn = random.nextInt(4) == 0 ? MASK - random.nextInt(4) : 1 + random.nextInt(100);
@@ -351,7 +351,7 @@ class UntaggedQueueTest {
                     ReceiveBuffer[] buffers = new ReceiveBuffer[count];
                     for (int i = 0; i < count; i++) {
                         int length = random.nextInt(8) == 0 ? random.nextInt(3000) : random.nextInt(300);
-                        messages[i] = DdpTestSupport.randomBytes(random, length);
+                        messages[i] = Property.bytes(random, length);
                         buffers[i] = receive(1000 + i, scatter(random, length + random.nextInt(3) * random.nextInt(20)));
                         assertTrue(queue.post(buffers[i]));
                     }

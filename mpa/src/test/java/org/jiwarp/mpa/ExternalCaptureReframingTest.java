@@ -79,7 +79,7 @@ class ExternalCaptureReframingTest {
         Assumptions.assumeTrue(!files.isEmpty(), "no captures under " + root);
         List<Executable> checks = new ArrayList<>();
         for (Path path : files) {
-            checks.add(() -> FpduTestSupport.onShallowStack(() -> check(root, path)));
+            checks.add(() -> Property.onShallowStack(() -> check(root, path)));
         }
         assertAll("captures under " + root, checks);
     }

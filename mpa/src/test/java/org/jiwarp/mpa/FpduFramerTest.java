@@ -26,7 +26,7 @@ class FpduFramerTest {
 
     @Test
     void sameBytesAsFpduWriter() {
-        FpduTestSupport.onShallowStack(() -> Property.forAll("FpduFramer == FpduWriter", random -> {
+        Property.onShallowStack(() -> Property.forAll("FpduFramer == FpduWriter", random -> {
             boolean crc = random.nextBoolean();
             boolean markers = random.nextBoolean();
             byte[][] ulpdus = FpduTestSupport.randomUlpdus(random, 6, 3000, 100, markers);

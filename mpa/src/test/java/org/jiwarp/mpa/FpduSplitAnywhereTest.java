@@ -21,13 +21,13 @@ import org.junit.jupiter.api.Test;
  * use short sequences, so that the paranoid leak detector's per-access tracing keeps the class well
  * under a minute). A quarter of the cases run the deframer on Netty's composite cumulator instead of
  * the default merging one. The cases run on a thread of their own (see
- * {@link FpduTestSupport#onShallowStack}).
+ * {@link org.jiwarp.testing.Property#onShallowStack}).
  */
 class FpduSplitAnywhereTest {
 
     @Test
     void ulpdusSurviveAnySegmentation() {
-        FpduTestSupport.onShallowStack(() -> Property.forAll("FpduFramer -> any split -> FpduDeframer", random -> {
+        Property.onShallowStack(() -> Property.forAll("FpduFramer -> any split -> FpduDeframer", random -> {
             boolean crc = random.nextBoolean();
             boolean markers = random.nextBoolean();
             boolean oneOctetSplits = random.nextInt(8) == 0;

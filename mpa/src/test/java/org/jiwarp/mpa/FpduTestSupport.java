@@ -35,55 +35,12 @@ final class FpduTestSupport {
         byte[][] ulpdus = new byte[1 + random.nextInt(maxCount)][];
         for (int i = 0; i < ulpdus.length; i++) {
             int length = random.nextInt(bigOneIn) == 0 ? random.nextInt(max + 1) : random.nextInt(maxSmall + 1);
-            ulpdus[i] = randomBytes(random, length);
+            ulpdus[i] = Property.bytes(random, length);
         }
         return ulpdus;
     }
 
-    /** Random octets, eight per draw (a quicker {@link Property#bytes}). */
-    static byte[] randomBytes(SplittableRandom random, int length) {
-        byte[] bytes = new byte[length];
-        for (int i = 0; i < length; i += 8) {
-            long value = random.nextLong();
-            for (int j = i; j < Math.min(length, i + 8); j++) {
-                bytes[j] = (byte) value;
-                value >>>= 8;
-            }
-        }
-        return bytes;
-    }
 
-    /**
-     * Runs {@code body} on a fresh thread and rethrows what it threw. Under paranoid leak detection
-     * Netty captures a stack trace on every access to a tracked buffer, and from JUnit's deep stack
-     * each capture costs several times more (about 4x for the property tests here).
-     */
-    static void onShallowStack(Runnable body) {
-        Throwable[] thrown = new Throwable[1];
-        Thread thread = new Thread(() -> {
-            try {
-                body.run();
-            } catch (Throwable t) {
-                thrown[0] = t;
-            }
-        }, "property");
-        thread.start();
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
-        if (thrown[0] instanceof Error) {
-            throw (Error) thrown[0];
-        }
-        if (thrown[0] instanceof RuntimeException) {
-            throw (RuntimeException) thrown[0];
-        }
-        if (thrown[0] != null) {
-            throw new AssertionError(thrown[0]);
-        }
-    }
 
     /** The FPDUs {@link FpduWriter} writes for {@code ulpdus}, from stream position 0. */
     static byte[] writeWithFpduWriter(boolean crc, boolean markers, byte[]... ulpdus) {

@@ -56,13 +56,49 @@ public final class Property {
         }
     }
 
-    /** Random bytes of the given length. */
+    /** Random bytes of the given length, eight per draw. */
     public static byte[] bytes(SplittableRandom random, int length) {
         byte[] out = new byte[length];
-        for (int i = 0; i < length; i++) {
-            out[i] = (byte) random.nextInt(256);
+        for (int i = 0; i < length; i += 8) {
+            long value = random.nextLong();
+            for (int j = i; j < Math.min(length, i + 8); j++) {
+                out[j] = (byte) value;
+                value >>>= 8;
+            }
         }
         return out;
+    }
+
+    /**
+     * Runs {@code body} on a fresh thread and rethrows what it threw: under paranoid leak detection
+     * Netty records a stack trace on each buffer access, which costs several times more from
+     * JUnit's deep stack.
+     */
+    public static void onShallowStack(Runnable body) {
+        Throwable[] thrown = new Throwable[1];
+        Thread thread = new Thread(() -> {
+            try {
+                body.run();
+            } catch (Throwable t) {
+                thrown[0] = t;
+            }
+        }, "property");
+        thread.start();
+        try {
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+        if (thrown[0] instanceof Error) {
+            throw (Error) thrown[0];
+        }
+        if (thrown[0] instanceof RuntimeException) {
+            throw (RuntimeException) thrown[0];
+        }
+        if (thrown[0] != null) {
+            throw new AssertionError(thrown[0]);
+        }
     }
 
     /** A random split of {@code total} bytes into chunk lengths of at least 1 (at most {@code maxChunk}). */
