@@ -36,6 +36,18 @@ final class FirstFpduGate extends ChannelDuplexHandler {
         ctx.fireChannelRead(msg);
     }
 
+    /**
+     * A damaged FPDU is still the initiator's first FPDU: open the gate, so that the Terminate the
+     * layer above sends in answer (RFC 5040 section 5.6) is not held back.
+     */
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (held != null && cause instanceof MpaException) {
+            open(ctx);
+        }
+        ctx.fireExceptionCaught(cause);
+    }
+
     private void open(ChannelHandlerContext ctx) {
         PendingWriteQueue queue = held;
         held = null;

@@ -7,8 +7,9 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * The RDMA Read Requests a peer has sent to this endpoint and not yet been fully answered, bounded
  * by this endpoint's IRD, answered strictly in request order (RFC 5040 section 5.2).
  *
- * <p>A Read Request beyond the IRD has no buffer on queue 1, so it is refused as Linux siw refuses
- * it: DDP untagged buffer error, "invalid MSN - no buffer available".
+ * <p>A Read Request beyond the IRD has no buffer on queue 1, so jiwarp refuses it with DDP's untagged
+ * buffer error "invalid MSN - no buffer available" (RFC 5041 section 7.1). Linux siw answers the
+ * same overflow with RDMAP remote operation error 0x07 instead.
  *
  * @param <R> what the engine keeps per request (source, sink, progress)
  */

@@ -449,8 +449,13 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         } else if (qn == DdpHeaders.QN_READ_REQUEST) {
             receiveReadRequest(msn, mo, last, payload);
         } else {
-            TerminateMessages.Received received = TerminateMessages.read(ulpdu);
-            remoteTerminate(received);
+            // RFC 5040 section 4.8: a Terminate is one segment (L set, MO 0), the first on queue 2.
+            // A malformed one is not trusted (as Linux siw): just close.
+            if (!last || mo != 0 || msn != 1) {
+                ctx.close();
+                return;
+            }
+            remoteTerminate(TerminateMessages.read(ulpdu));
         }
     }
 
@@ -509,9 +514,23 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             return;
         }
         qp.state(QpState.TERMINATE);
-        qp.terminateSent(error);
+        if (offending != null && offending.readableBytes() >= 2 && DdpHeaders.tagged(offending, offending.readerIndex())
+                && RdmapHeaders.opcode(offending, offending.readerIndex()) == RdmapOpcode.RDMA_READ_RESPONSE) {
+            // The Read whose response failed completes in error itself; the rest is flushed on close.
+            for (Object read : outboundReads.flush()) {
+                SendSlot slot = (SendSlot) read;
+                if (!slot.done) {
+                    finish(slot, WcStatus.LOCAL_QP_OPERATION_ERROR, error);
+                    break;
+                }
+            }
+        }
         ByteBuf message = TerminateMessages.build(ctx.alloc(), error, terminateMsn++, offending);
-        ctx.writeAndFlush(message).addListener(ChannelFutureListener.CLOSE);
+        ctx.writeAndFlush(message).addListener((ChannelFutureListener) future -> {
+            if (future.isSuccess()) {
+                qp.terminateSent(error);
+            }
+        }).addListener(ChannelFutureListener.CLOSE);
     }
 
     private void remoteTerminate(TerminateMessages.Received received) {
@@ -541,7 +560,10 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         if (qp.state() == QpState.RTS) {
             qp.state(QpState.CLOSING);
         }
-        ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        // An empty write at the head of the pipeline (below the FPDU framer, so nothing goes on the
+        // wire) completes once everything written before it has gone to TCP; then close.
+        ctx.pipeline().firstContext().writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER)
+                .addListener(ChannelFutureListener.CLOSE);
     }
 
     @Override

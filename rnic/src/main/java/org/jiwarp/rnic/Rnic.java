@@ -120,6 +120,9 @@ public final class Rnic implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         channels.add(ch);
                         ch.closeFuture().addListener(f -> channels.remove(ch));
+                        if (options.capture() != null) {
+                            ch.pipeline().addFirst("pcap", new PcapCapture(options.capture(), false));
+                        }
                         ch.pipeline().addLast("mpa", new MpaResponderHandler(settings,
                                 request -> listener.onConnectRequest(new ConnectRequest(request))));
                     }
@@ -142,6 +145,9 @@ public final class Rnic implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         channels.add(ch);
                         ch.closeFuture().addListener(f -> channels.remove(ch));
+                        if (options.capture() != null) {
+                            ch.pipeline().addFirst("pcap", new PcapCapture(options.capture(), true));
+                        }
                         ch.pipeline().addLast("mpa", new MpaInitiatorHandler(settings, privateData));
                         ch.pipeline().addLast("qp-" + qp.number(), engine);
                     }

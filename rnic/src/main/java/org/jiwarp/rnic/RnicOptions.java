@@ -1,5 +1,6 @@
 package org.jiwarp.rnic;
 
+import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.Objects;
 import org.jiwarp.mpa.MpaSettings;
@@ -7,7 +8,8 @@ import org.jiwarp.mpa.RtrType;
 
 /**
  * How an {@link Rnic} runs: its event loop threads and transport, the MPA settings its connections
- * use (IRD/ORD come from each queue pair), and how many STags it can hold.
+ * use (IRD/ORD come from each queue pair), how many STags it can hold, and whether its connections
+ * are captured to pcap files.
  */
 public final class RnicOptions {
 
@@ -23,6 +25,7 @@ public final class RnicOptions {
     private Transport transport = Transport.AUTO;
     private MpaSettings mpa = MpaSettings.builder().rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build();
     private int maxStags = 1 << 16;
+    private Path capture;
 
     public static RnicOptions defaults() {
         return new RnicOptions();
@@ -52,6 +55,19 @@ public final class RnicOptions {
         return this;
     }
 
+    /**
+     * Captures every connection of the RNIC (debugging; {@code null}, the default, turns it off and
+     * installs nothing). Each connection writes {@code <directory>/<local-port>-<remote-port>.pcap}
+     * (replacing a file of that name): synthetic Ethernet/IPv4 or IPv6/TCP frames with the real
+     * addresses and ports, from a synthesized handshake to a FIN exchange, the MPA Request and Reply
+     * and then one FPDU per TCP segment in both directions, so Wireshark decodes it (markers too).
+     * Sequence numbers are synthetic: see {@code PcapCapture}. The directory is created if missing.
+     */
+    public RnicOptions capture(Path directory) {
+        this.capture = directory;
+        return this;
+    }
+
     public int threads() {
         return threads;
     }
@@ -66,5 +82,10 @@ public final class RnicOptions {
 
     public int maxStags() {
         return maxStags;
+    }
+
+    /** The capture directory, or {@code null} when capture is off. */
+    public Path capture() {
+        return capture;
     }
 }
