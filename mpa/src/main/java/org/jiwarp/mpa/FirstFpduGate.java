@@ -32,8 +32,17 @@ final class FirstFpduGate extends ChannelDuplexHandler {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        open(ctx);
+        PendingWriteQueue queue = held;
+        held = null;
+        boolean flush = flushRequested;
+        ctx.pipeline().remove(this);
+        // The first FPDU goes up before the held writes go out, so that an answer it needs (the
+        // zero-length Read Response to a Read RTR, RFC 6581 section 3) leaves first.
         ctx.fireChannelRead(msg);
+        queue.removeAndWriteAll();
+        if (flush) {
+            ctx.flush();
+        }
     }
 
     /**

@@ -440,7 +440,16 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
                 int invalidated = 0;
                 if (opcode.invalidates()) {
                     invalidated = RdmapHeaders.invalidateStag(ulpdu, at);
-                    TaggedPlacement.invalidateRemote(stags, invalidated, pd);
+                    try {
+                        TaggedPlacement.invalidateRemote(stags, invalidated, pd);
+                    } catch (DdpException e) {
+                        // The receive is used up: it completes in error, then the Terminate goes out.
+                        qp.receiveCompleted();
+                        qp.receiveCq().add(new WorkCompletion().set(placement.buffer().workRequestId(),
+                                WcStatus.LOCAL_QP_OPERATION_ERROR, WcOpcode.RECEIVE, placement.messageLength(), qp,
+                                0, opcode.solicitedEvent(), e.error()));
+                        throw e;
+                    }
                 }
                 qp.receiveCompleted();
                 qp.receiveCq().add(new WorkCompletion().set(placement.buffer().workRequestId(), WcStatus.SUCCESS,
@@ -530,7 +539,23 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             if (future.isSuccess()) {
                 qp.terminateSent(error);
             }
-        }).addListener(ChannelFutureListener.CLOSE);
+            closeAfterTerminate();
+        });
+    }
+
+    /**
+     * Half-closes after a Terminate and reads (discarding) until the peer closes too, or a second
+     * passes: closing at once could reset the connection under the peer's own writes and lose the
+     * Terminate before the peer has read it.
+     */
+    private void closeAfterTerminate() {
+        Channel channel = ctx.channel();
+        if (channel instanceof io.netty.channel.socket.DuplexChannel && channel.isActive()) {
+            ((io.netty.channel.socket.DuplexChannel) channel).shutdownOutput();
+            ctx.executor().schedule(() -> ctx.close(), 1, java.util.concurrent.TimeUnit.SECONDS);
+        } else {
+            ctx.close();
+        }
     }
 
     private void remoteTerminate(TerminateMessages.Received received) {

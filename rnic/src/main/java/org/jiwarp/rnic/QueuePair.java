@@ -126,14 +126,14 @@ public final class QueuePair {
         if (wr.sgl().length > config.maxSge()) {
             throw new IllegalArgumentException(wr.sgl().length + " SGEs exceed the QP's max of " + config.maxSge());
         }
-        if (receiveOutstanding.incrementAndGet() > config.receiveDepth()) {
-            receiveOutstanding.decrementAndGet();
-            throw new IllegalStateException("receive queue of QP " + number + " is full (" + config.receiveDepth() + ")");
-        }
         Sge[] sgl = wr.sgl();
         ByteBuf[] segments = new ByteBuf[sgl.length];
         for (int i = 0; i < sgl.length; i++) {
             segments[i] = checkedSlice(sgl[i], org.jiwarp.ddp.Access.LOCAL_WRITE);
+        }
+        if (receiveOutstanding.incrementAndGet() > config.receiveDepth()) {
+            receiveOutstanding.decrementAndGet();
+            throw new IllegalStateException("receive queue of QP " + number + " is full (" + config.receiveDepth() + ")");
         }
         ReceiveBuffer buffer = new ReceiveBuffer(wr.id(), segments);
         synchronized (earlyReceives) {
@@ -161,6 +161,9 @@ public final class QueuePair {
     /** A slice of a local SGE's memory, checked against this QP's PD, the region's bounds and access. */
     ByteBuf checkedSlice(Sge sge, int access) {
         MemoryRegion region = sge.region();
+        if (!region.valid()) {
+            throw new IllegalArgumentException("SGE region " + region + " is invalidated or deregistered");
+        }
         if (region.pd() != config.pd()) {
             throw new IllegalArgumentException("SGE region " + region + " is not in " + config.pd());
         }

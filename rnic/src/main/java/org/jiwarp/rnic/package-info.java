@@ -20,5 +20,21 @@
  *   <li>The engine ({@code QpEngine}): DDP segmentation and placement (RFC 5041 sections 5, 7, 8),
  *       RDMAP Send, Write, Read and Terminate (RFC 5040 sections 4, 5, 7).</li>
  * </ul>
+ *
+ * <p>End to end, the passive side listens and accepts onto a queue pair; the active side connects,
+ * then writes into the region the passive side advertised and sends it a message:
+ * <pre>{@code
+ * // Passive side.
+ * QueuePair serverQp = server.createQp(new QpConfig(serverPd, serverCq, serverCq));
+ * serverQp.postReceive(new ReceiveWorkRequest(1, Sge.of(serverMr)));
+ * server.listen(new InetSocketAddress(7174), request -> request.accept(serverQp, new byte[0]));
+ *
+ * // Active side.
+ * QueuePair qp = client.createQp(new QpConfig(pd, cq, cq));
+ * client.connect(qp, new InetSocketAddress("server", 7174), new byte[0]).get();
+ * qp.postSend(SendWorkRequest.write(1, serverMrAddress, serverMrRkey, new Sge(mr, 0, 4096)));
+ * qp.postSend(SendWorkRequest.send(2, new Sge(mr, 0, 64)));   // arrives after the Write is placed
+ * WorkCompletion wc = cq.take(5, TimeUnit.SECONDS);
+ * }</pre>
  */
 package org.jiwarp.rnic;
