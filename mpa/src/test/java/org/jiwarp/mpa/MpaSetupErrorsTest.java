@@ -134,10 +134,11 @@ class MpaSetupErrorsTest {
                 ByteBuf sent = channel.readOutbound();
                 assertTrue(MpaFrames.isRequest(sent, 0));
                 sent.release();
-                channel.advanceTimeBy(timeout.toMillis() - 1, TimeUnit.MILLISECONDS);
+                // The channel's clock also runs in real time: keep clear margins either side.
+                channel.advanceTimeBy(timeout.toMillis() / 2, TimeUnit.MILLISECONDS);
                 channel.runScheduledPendingTasks();
                 assertTrue(channel.isActive());
-                channel.advanceTimeBy(2, TimeUnit.MILLISECONDS);
+                channel.advanceTimeBy(timeout.toMillis() / 2 + 100, TimeUnit.MILLISECONDS);
                 channel.runScheduledPendingTasks();
                 assertFalse(channel.isActive());
                 assertError(TerminateError.LLP_CONNECTION_LOST, app);
