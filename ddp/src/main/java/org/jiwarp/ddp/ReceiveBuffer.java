@@ -83,8 +83,8 @@ public final class ReceiveBuffer {
      * Copies {@code length} readable bytes of {@code source} (indices unchanged) behind the bytes
      * placed so far; the caller has checked that they fit.
      */
-    void append(ByteBuf source, int length) {
-        int from = source.readerIndex();
+    void append(ByteBuf source, int index, int length) {
+        int from = index;
         int left = length;
         int segment = cursorSegment;
         int offset = cursorOffset;

@@ -138,13 +138,17 @@ public final class TaggedPlacement {
      * @throws IllegalArgumentException when the payload does not fit (call a check first)
      */
     public static void place(TaggedBuffer target, long taggedOffset, ByteBuf payload) {
-        int length = payload.readableBytes();
+        place(target, taggedOffset, payload, payload.readerIndex(), payload.readableBytes());
+    }
+
+    /** As {@link #place(TaggedBuffer, long, ByteBuf)}, for {@code length} octets of {@code source} at {@code index}. */
+    public static void place(TaggedBuffer target, long taggedOffset, ByteBuf source, int index, int length) {
         if (!inside(target, taggedOffset, length)) {
             throw new IllegalArgumentException(String.format("%d octets at TO 0x%x do not fit %s", length,
                     taggedOffset, target));
         }
         if (length > 0) {
-            target.memory().setBytes(target.memoryIndex(taggedOffset), payload, payload.readerIndex(), length);
+            target.memory().setBytes(target.memoryIndex(taggedOffset), source, index, length);
         }
     }
 

@@ -180,12 +180,19 @@ public final class UntaggedQueue {
      * @throws DdpException with the first failed check; nothing is placed then
      */
     public Placement place(long msn, long mo, boolean last, ByteBuf payload) {
+        return place(msn, mo, last, payload, payload.readerIndex(), payload.readableBytes());
+    }
+
+    /**
+     * As {@link #place(long, long, boolean, ByteBuf)}, for {@code length} octets of {@code source}
+     * at {@code index} (no slice needed per segment).
+     */
+    public Placement place(long msn, long mo, boolean last, ByteBuf source, int index, int length) {
         long h = head;
         long expected = expectedMsn;
         MsnCounter.check(msn, expected, tail - h);
         ReceiveBuffer buffer = ring[(int) (h % ring.length)];
         long placed = buffer.bytesPlaced();
-        int length = payload.readableBytes();
         // RFC 5041 section 7.1: the MO must lie in the buffer; like siw, jiwarp also wants MO order.
         if (mo != placed) {
             throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MO, "QN " + qn + " MSN " + msn + ": MO " + mo
@@ -196,7 +203,7 @@ public final class UntaggedQueue {
             throw new DdpException(TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG, "QN " + qn + " MSN " + msn + ": "
                     + length + " octets at MO " + mo + " exceed the buffer's " + buffer.capacity());
         }
-        buffer.append(payload, length);
+        buffer.append(source, index, length);
         long total = placed + length;
         if (last) {
             ring[(int) (h % ring.length)] = null;

@@ -26,13 +26,18 @@ public final class InboundReads<R> {
         return ird;
     }
 
-    /** Queues a validated Read Request. */
-    public void accept(R request) {
+    /** Throws unless one more Read Request fits the IRD; call it before validating the request. */
+    public void checkRoom() {
         // RFC 5040 section 5.2 / RFC 6581: no more than IRD Read Requests may be outstanding.
         if (queue.size() >= ird) {
             throw new RdmapException(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER,
                     "Read Request beyond IRD " + ird);
         }
+    }
+
+    /** Queues a validated Read Request. */
+    public void accept(R request) {
+        checkRoom();
         queue.addLast(request);
     }
 

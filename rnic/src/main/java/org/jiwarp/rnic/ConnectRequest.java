@@ -39,7 +39,7 @@ public final class ConnectRequest {
         if (qp.state() != QpState.IDLE) {
             throw new IllegalStateException(qp + " is not IDLE");
         }
-        QpEngine engine = qp.newEngine(null);
+        QpEngine engine = qp.newEngine();
         request.channel().eventLoop().execute(() -> {
             request.channel().pipeline().addLast("qp-" + qp.number(), engine);
             request.accept(privateData, qp.config().ird(), qp.config().ord());

@@ -80,7 +80,6 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
     }
 
     private final QueuePair qp;
-    private final Rnic rnic;
     private final StagTable stags;
     private final int pd;
     private final CompletableFuture<QueuePair> established = new CompletableFuture<>();
@@ -96,12 +95,10 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
     private long terminateMsn = 1;
     private long expectedReadRequestMsn = 1;
     private boolean flushNeeded;
-    private boolean remoteErrorReported;
 
-    QpEngine(QueuePair qp, Rnic rnic, MpaParameters ignored) {
+    QpEngine(QueuePair qp, StagTable stags) {
         this.qp = qp;
-        this.rnic = rnic;
-        this.stags = rnic.stags();
+        this.stags = stags;
         this.pd = qp.pd().id();
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, qp.config().receiveDepth());
     }
@@ -396,34 +393,36 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             throw new RdmapException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "opcode "
                     + RdmapHeaders.opcodeCode(ulpdu, at) + (tagged ? " tagged" : " untagged"));
         }
-        ByteBuf payload = ulpdu.slice(at + header, length - header);
+        // The payload is read in place: no slice per ULPDU.
+        int payload = at + header;
+        int payloadLength = length - header;
         boolean last = DdpHeaders.last(ulpdu, at);
         if (tagged) {
-            receiveTagged(ulpdu, at, opcode, payload, last);
+            receiveTagged(ulpdu, at, opcode, payload, payloadLength, last);
         } else {
-            receiveUntagged(ulpdu, at, opcode, payload, last);
+            receiveUntagged(ulpdu, at, opcode, payload, payloadLength, last);
         }
     }
 
-    private void receiveTagged(ByteBuf ulpdu, int at, RdmapOpcode opcode, ByteBuf payload, boolean last) {
+    private void receiveTagged(ByteBuf ulpdu, int at, RdmapOpcode opcode, int payload, int length, boolean last) {
         int stag = DdpHeaders.stag(ulpdu, at);
         long offset = DdpHeaders.taggedOffset(ulpdu, at);
-        int length = payload.readableBytes();
         if (opcode == RdmapOpcode.RDMA_WRITE) {
             TaggedBuffer sink = TaggedPlacement.checkSink(stags, stag, offset, length, pd, Access.REMOTE_WRITE);
-            TaggedPlacement.place(sink, offset, payload);
+            TaggedPlacement.place(sink, offset, ulpdu, payload, length);
             return;
         }
         OutboundReads.Outstanding completed = outboundReads.response(stag, offset, length, last);
         TaggedBuffer sink = TaggedPlacement.checkSink(stags, stag, offset, length, pd, Access.LOCAL_WRITE);
-        TaggedPlacement.place(sink, offset, payload);
+        TaggedPlacement.place(sink, offset, ulpdu, payload, length);
         if (completed != null) {
             finish((SendSlot) completed.context(), WcStatus.SUCCESS, null);
             issueWaiting();
         }
     }
 
-    private void receiveUntagged(ByteBuf ulpdu, int at, RdmapOpcode opcode, ByteBuf payload, boolean last) {
+    private void receiveUntagged(ByteBuf ulpdu, int at, RdmapOpcode opcode, int payload, int length,
+            boolean last) {
         long qn = DdpHeaders.qn(ulpdu, at);
         long msn = DdpHeaders.msn(ulpdu, at);
         long mo = DdpHeaders.mo(ulpdu, at);
@@ -435,7 +434,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             throw new RdmapException(TerminateError.RDMAP_UNEXPECTED_OPCODE, opcode.displayName() + " on queue " + qn);
         }
         if (qn == DdpHeaders.QN_SEND) {
-            UntaggedQueue.Placement placement = receives.place(msn, mo, last, payload);
+            UntaggedQueue.Placement placement = receives.place(msn, mo, last, ulpdu, payload, length);
             if (placement.completed()) {
                 int invalidated = 0;
                 if (opcode.invalidates()) {
@@ -456,7 +455,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
                         WcOpcode.RECEIVE, placement.messageLength(), qp, invalidated, opcode.solicitedEvent(), null));
             }
         } else if (qn == DdpHeaders.QN_READ_REQUEST) {
-            receiveReadRequest(msn, mo, last, payload);
+            receiveReadRequest(msn, mo, last, ulpdu, payload, length);
         } else {
             // RFC 5040 section 4.8: a Terminate is one segment (L set, MO 0), the first on queue 2.
             // A malformed one is not trusted (as Linux siw): just close.
@@ -468,7 +467,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void receiveReadRequest(long msn, long mo, boolean last, ByteBuf body) {
+    private void receiveReadRequest(long msn, long mo, boolean last, ByteBuf ulpdu, int at, int length) {
         // RFC 5041 section 5.3: messages on a queue arrive in MSN order, each Read Request in one segment.
         if (msn != expectedReadRequestMsn) {
             throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MSN_RANGE, "Read Request MSN " + msn
@@ -477,23 +476,19 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         if (mo != 0) {
             throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MO, "Read Request at MO " + mo);
         }
-        if (!last || body.readableBytes() != ReadRequestHeader.LENGTH) {
+        if (!last || length != ReadRequestHeader.LENGTH) {
             throw new DdpException(TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG, "Read Request of "
-                    + body.readableBytes() + " octets" + (last ? "" : " without L"));
+                    + length + " octets" + (last ? "" : " without L"));
         }
-        int at = body.readerIndex();
-        long size = ReadRequestHeader.readSize(body, at);
-        int sourceStag = ReadRequestHeader.sourceStag(body, at);
-        long sourceOffset = ReadRequestHeader.sourceTaggedOffset(body, at);
+        long size = ReadRequestHeader.readSize(ulpdu, at);
+        int sourceStag = ReadRequestHeader.sourceStag(ulpdu, at);
+        long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, at);
         // IRD first (a DDP queue 1 "no buffer"), then the source STag (RDMAP remote protection).
-        if (inboundReads.size() >= inboundReads.ird()) {
-            throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, "Read Request beyond IRD "
-                    + inboundReads.ird());
-        }
+        inboundReads.checkRoom();
         TaggedBuffer source = TaggedPlacement.checkSource(stags, sourceStag, sourceOffset, size, pd);
         expectedReadRequestMsn++;
-        ReadResponse response = new ReadResponse(source, sourceOffset, size, ReadRequestHeader.sinkStag(body, at),
-                ReadRequestHeader.sinkTaggedOffset(body, at));
+        ReadResponse response = new ReadResponse(source, sourceOffset, size, ReadRequestHeader.sinkStag(ulpdu, at),
+                ReadRequestHeader.sinkTaggedOffset(ulpdu, at));
         inboundReads.accept(response);
         answer(response);
     }
@@ -572,7 +567,6 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
                 slot.status = error != null && error.layer() != TerminateLayer.LLP && error.errorType() == 1
                         ? WcStatus.REMOTE_ACCESS_ERROR : WcStatus.REMOTE_OPERATION_ERROR;
                 slot.error = error;
-                remoteErrorReported = true;
                 break;
             }
         }
@@ -627,9 +621,5 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         flushReceives();
         qp.toError();
         ctx.fireChannelInactive();
-    }
-
-    boolean remoteErrorReported() {
-        return remoteErrorReported;
     }
 }

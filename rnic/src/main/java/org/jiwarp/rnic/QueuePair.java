@@ -186,9 +186,9 @@ public final class QueuePair {
         }
     }
 
-    /** The engine a connect or accept will use; created once. */
-    QpEngine newEngine(MpaParameters parameters) {
-        return new QpEngine(this, rnic, parameters);
+    /** The engine a connect or accept will use. */
+    QpEngine newEngine() {
+        return new QpEngine(this, rnic.stags());
     }
 
     void state(QpState state) {

@@ -137,7 +137,7 @@ public final class Rnic implements AutoCloseable {
             throw new IllegalStateException(qp + " is not IDLE");
         }
         MpaSettings settings = options.mpa().toBuilder().ird(qp.config().ird()).ord(qp.config().ord()).build();
-        QpEngine engine = qp.newEngine(null);
+        QpEngine engine = qp.newEngine();
         ChannelFuture connect = new Bootstrap().group(group).channel(channelClass)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<Channel>() {
