@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "jiwarp", mixinStandardHelpOptions = true, versionProvider = Jiwarp.Version.class,
         description = "A pure-Java iWARP stack: MPA (RFC 5044, 6581), DDP (RFC 5041), RDMAP (RFC 5040).",
-        subcommands = {DecodeCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {BenchCommand.class, DecodeCommand.class, PingCommand.class, CommandLine.HelpCommand.class})
 public final class Jiwarp implements Runnable {
 
     /** Exit code for a runtime error. */
@@ -29,7 +29,7 @@ public final class Jiwarp implements Runnable {
 
     /** Builds the command line with jiwarp's conventions. */
     public static CommandLine commandLine() {
-        CommandLine commandLine = new CommandLine(new Jiwarp());
+        CommandLine commandLine = new CommandLine(new Jiwarp()).setCaseInsensitiveEnumValuesAllowed(true);
         commandLine.setExecutionExceptionHandler((exception, line, parseResult) -> {
             line.getErr().println("jiwarp: " + exception.getMessage());
             return EXIT_RUNTIME_ERROR;

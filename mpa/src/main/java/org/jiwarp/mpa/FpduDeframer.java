@@ -90,6 +90,9 @@ public final class FpduDeframer extends ByteToMessageDecoder {
         this.crcEnabled = crc;
         this.markersEnabled = markers;
         this.maxUlpduLength = maxUlpduLength;
+        // An FPDU that spans TCP reads is gathered as a composite of the reads, not copied into one
+        // buffer: the payload's only copy is then its placement into registered memory.
+        setCumulator(COMPOSITE_CUMULATOR);
     }
 
     /** Octets consumed so far (markers included): the stream position of the next FPDU. */

@@ -45,8 +45,12 @@ import org.jiwarp.wire.rdmap.TerminateLayer;
  */
 final class QpEngine extends ChannelInboundHandlerAdapter {
 
-    /** A posted send work request and its progress. */
-    static final class SendSlot {
+    /**
+     * A posted send work request and its progress. A signaled Write or Send listens for its last
+     * segment to reach TCP; unsignaled ones retire silently with the next completion after them, or
+     * with the end of their batch (one listener per batch, not per message).
+     */
+    static final class SendSlot implements ChannelFutureListener {
         final long id;
         final SendWorkRequest.Opcode opcode;
         final Sge[] sgl;
@@ -60,6 +64,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         boolean done;
         WcStatus status = WcStatus.SUCCESS;
         TerminateError error;
+        QpEngine engine;
 
         SendSlot(SendWorkRequest wr) {
             this.id = wr.id();
@@ -72,6 +77,11 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             this.fence = wr.isFence();
             this.solicited = wr.isSolicited();
             this.length = wr.length();
+        }
+
+        @Override
+        public void operationComplete(ChannelFuture future) {
+            engine.written(this, future.isSuccess());
         }
     }
 
@@ -113,6 +123,10 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
 
     Channel channel() {
         return ctx == null ? null : ctx.channel();
+    }
+
+    boolean inEventLoop() {
+        return ctx.executor().inEventLoop();
     }
 
     void execute(Runnable task) {
@@ -183,32 +197,52 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
     }
 
     void post(SendSlot slot) {
+        enqueue(slot);
+        issueWaiting();
+        flushIfNeeded();
+    }
+
+    /** A chain of work requests ({@code ibv_post_send} with a list): one flush for all of them. */
+    void post(SendSlot[] slots, int count) {
+        for (int i = 0; i < count; i++) {
+            enqueue(slots[i]);
+        }
+        issueWaiting();
+        flushIfNeeded();
+    }
+
+    private void enqueue(SendSlot slot) {
+        slot.engine = this;
         sendQueue.addLast(slot);
-        QpState state = qp.state();
-        if (state != QpState.RTS) {
+        if (qp.state() != QpState.RTS) {
             slot.done = true;
             slot.status = WcStatus.WORK_REQUEST_FLUSH_ERROR;
             reportInOrder();
             return;
         }
         waiting.addLast(slot);
-        issueWaiting();
-        flushIfNeeded();
     }
 
     private void issueWaiting() {
+        SendSlot unsignaled = null;
         while (!waiting.isEmpty() && qp.state() == QpState.RTS) {
             SendSlot slot = waiting.peekFirst();
             // RFC 5040 section 5.5: a fenced operation waits for every earlier RDMA Read to complete.
             if (slot.fence && outboundReads.outstanding() > 0) {
-                return;
+                break;
             }
             // RFC 5040 section 5.2: no more Read Requests outstanding than the ORD.
             if (slot.opcode == SendWorkRequest.Opcode.RDMA_READ && !outboundReads.hasCredit()) {
-                return;
+                break;
             }
             waiting.pollFirst();
             issue(slot);
+            unsignaled = !slot.done && !slot.signaled && slot.opcode != SendWorkRequest.Opcode.RDMA_READ ? slot : null;
+        }
+        if (unsignaled != null) {
+            // The batch ends in unsignaled Writes or Sends: one empty write below the framer (nothing
+            // goes on the wire) tells when they have all reached TCP, and retires them silently.
+            ctx.pipeline().firstContext().write(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(unsignaled);
         }
     }
 
@@ -224,7 +258,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
             return;
         }
-        SegmentWriter writer = new SegmentWriter();
+        SegmentWriter writer = segmentWriter;
         try {
             if (slot.opcode == SendWorkRequest.Opcode.RDMA_WRITE) {
                 DdpSegmenter.segmentTagged(ctx.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_WRITE), slot.rkey,
@@ -240,14 +274,24 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         } finally {
             message.release();
         }
-        writer.finish().addListener((ChannelFutureListener) future -> {
-            if (!slot.done) {
-                finish(slot, future.isSuccess() ? WcStatus.SUCCESS : WcStatus.FATAL_ERROR, null);
-            }
-        });
+        if (slot.signaled) {
+            writer.finish().addListener(slot);
+        } else {
+            writer.finishVoid();
+        }
     }
 
-    /** Writes every segment but the last with the void promise, the last with a real one. */
+    /**
+     * A Write or Send reached TCP: a signaled one, or the last unsignaled one of a batch. A failed
+     * write means the connection is going down, which flushes unsignaled work.
+     */
+    void written(SendSlot slot, boolean success) {
+        if (!slot.done && (success || slot.signaled)) {
+            finish(slot, success ? WcStatus.SUCCESS : WcStatus.FATAL_ERROR, null);
+        }
+    }
+
+    /** Writes every segment but the last with the void promise, the last with a real one (or void). */
     private final class SegmentWriter implements Consumer<ByteBuf> {
         private ByteBuf held;
 
@@ -265,7 +309,15 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             held = null;
             return future;
         }
+
+        void finishVoid() {
+            flushNeeded = true;
+            ctx.write(held, ctx.voidPromise());
+            held = null;
+        }
     }
+
+    private final SegmentWriter segmentWriter = new SegmentWriter();
 
     private void issueRead(SendSlot slot) {
         Sge sink = slot.sgl[0];
@@ -307,6 +359,19 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         slot.done = true;
         slot.status = status;
         slot.error = error;
+        if (status == WcStatus.SUCCESS) {
+            // Unsignaled Writes and Sends issued before it have reached TCP too (the stream is in
+            // order); an unsignaled Read retires with its own response, or with a later Read's.
+            boolean read = slot.opcode == SendWorkRequest.Opcode.RDMA_READ;
+            for (SendSlot earlier : sendQueue) {
+                if (earlier == slot) {
+                    break;
+                }
+                if (!earlier.done && !earlier.signaled && (read || earlier.opcode != SendWorkRequest.Opcode.RDMA_READ)) {
+                    earlier.done = true;
+                }
+            }
+        }
         reportInOrder();
     }
 
@@ -498,7 +563,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         TaggedBuffer source = response.source();
         ByteBuf data = source.memory().retainedSlice((int) (response.sourceOffset() - source.baseTaggedOffset()),
                 (int) response.length());
-        SegmentWriter writer = new SegmentWriter();
+        SegmentWriter writer = segmentWriter;
         try {
             DdpSegmenter.segmentTagged(ctx.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE),
                     response.sinkStag(), response.sinkOffset(), data, parameters.mulpdu(), writer);

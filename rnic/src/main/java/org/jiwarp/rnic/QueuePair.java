@@ -96,10 +96,60 @@ public final class QueuePair {
         return closed;
     }
 
-    /** Posts a send-queue work request. */
+    /**
+     * Posts a send-queue work request. An unsignaled one retires silently: a Write or Send once its
+     * bytes have reached TCP, a Read once its response is placed.
+     */
     public void postSend(SendWorkRequest wr) {
-        QpState now = state;
-        if (now == QpState.IDLE) {
+        QpEngine.SendSlot slot = admit(wr);
+        QpEngine e = engine;
+        if (e == null) {
+            flushUnconnected(slot);
+            return;
+        }
+        if (e.inEventLoop()) {
+            e.post(slot);
+        } else {
+            e.execute(() -> e.post(slot));
+        }
+    }
+
+    /**
+     * Posts {@code count} work requests in order as one chain ({@code ibv_post_send} with a linked
+     * list): they go to TCP with one flush. If one is refused, the ones before it are posted and the
+     * exception names the refused one's index.
+     */
+    public void postSend(SendWorkRequest[] chain, int count) {
+        QpEngine.SendSlot[] slots = new QpEngine.SendSlot[count];
+        int admitted = 0;
+        RuntimeException refused = null;
+        for (; admitted < count; admitted++) {
+            try {
+                slots[admitted] = admit(chain[admitted]);
+            } catch (RuntimeException e) {
+                refused = e;
+                break;
+            }
+        }
+        QpEngine e = engine;
+        int n = admitted;
+        if (e == null) {
+            for (int i = 0; i < n; i++) {
+                flushUnconnected(slots[i]);
+            }
+        } else if (e.inEventLoop()) {
+            e.post(slots, n);
+        } else {
+            e.execute(() -> e.post(slots, n));
+        }
+        if (refused != null) {
+            throw new IllegalStateException("work request " + admitted + " of the chain refused: "
+                    + refused.getMessage(), refused);
+        }
+    }
+
+    private QpEngine.SendSlot admit(SendWorkRequest wr) {
+        if (state == QpState.IDLE) {
             throw new IllegalStateException("QP " + number + " is not connected (IDLE): post sends once it is RTS");
         }
         if (wr.sglUnsafe().length > config.maxSge()) {
@@ -109,16 +159,14 @@ public final class QueuePair {
             sendOutstanding.decrementAndGet();
             throw new IllegalStateException("send queue of QP " + number + " is full (" + config.sendDepth() + ")");
         }
-        QpEngine.SendSlot slot = new QpEngine.SendSlot(wr);
-        QpEngine e = engine;
-        if (e == null) {
-            // In ERROR without ever having connected: the work completes in flush error at once.
-            sendCompleted();
-            config.sendCq().add(new WorkCompletion().set(wr.id(), WcStatus.WORK_REQUEST_FLUSH_ERROR,
-                    QpEngine.wcOpcode(wr.opcode()), 0, this, 0, false, null));
-            return;
-        }
-        e.execute(() -> e.post(slot));
+        return new QpEngine.SendSlot(wr);
+    }
+
+    /** In ERROR without ever having connected: the work completes in flush error at once. */
+    private void flushUnconnected(QpEngine.SendSlot slot) {
+        sendCompleted();
+        config.sendCq().add(new WorkCompletion().set(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR,
+                QpEngine.wcOpcode(slot.opcode), 0, this, 0, false, null));
     }
 
     /** Posts a receive-queue work request. */

@@ -64,6 +64,12 @@ public final class SendWorkRequest {
         return this;
     }
 
+    /** Whether it completes with a work completion on success (the default) or retires silently. */
+    public SendWorkRequest signaled(boolean signaled) {
+        this.signaled = signaled;
+        return this;
+    }
+
     /** Waits for every earlier RDMA Read to complete before it starts (RFC 5040 section 5.5). */
     public SendWorkRequest fence() {
         this.fence = true;

@@ -1,0 +1,252 @@
+package org.jiwarp.cli;
+
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.jiwarp.cli.bench.BenchMode;
+import org.jiwarp.cli.bench.BenchOp;
+import org.jiwarp.cli.bench.BenchReport;
+import org.jiwarp.cli.bench.BenchResult;
+import org.jiwarp.cli.bench.BenchRun;
+import org.jiwarp.cli.bench.BenchSpec;
+import org.jiwarp.cli.bench.Limit;
+import org.jiwarp.rnic.RnicOptions;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code jiwarp bench}: bandwidth and latency of RDMA Write, Read and Send, with perftest's option
+ * names. With no host, server and client run in this process over loopback; {@code --server} and a
+ * host run them in two processes or on two machines. {@code --baseline tcp} runs the same pattern over
+ * plain TCP in the same run and reports the ratio.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Measure jiwarp's bandwidth and latency (like perftest's ib_write_bw, ib_read_bw, ib_send_bw, "
+                + "ib_*_lat), optionally beside plain TCP.",
+                "No host: server and client in this process over loopback. --server: serve remote clients; "
+                        + "HOST: run against a jiwarp bench --server there."})
+final class BenchCommand implements Callable<Integer> {
+
+    /** perftest's default port. */
+    static final int DEFAULT_PORT = 18515;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "HOST", description = "A host running jiwarp bench --server.")
+    String host;
+
+    @Option(names = "--server", description = "Serve clients until stopped (the TCP baseline listens on PORT+1).")
+    boolean server;
+
+    @Option(names = {"-p", "--port"}, description = "Port (default ${DEFAULT-VALUE}).")
+    int port = DEFAULT_PORT;
+
+    @Option(names = "--op", split = ",", paramLabel = "write|read|send",
+            description = "Operations to measure (default: write,read,send).")
+    List<BenchOp> ops = new ArrayList<>(List.of(BenchOp.WRITE, BenchOp.READ, BenchOp.SEND));
+
+    @Option(names = "--lat", description = "Latency (ping-pong, as ib_*_lat) instead of bandwidth.")
+    boolean latency;
+
+    @Option(names = {"-s", "--size"}, description = "Message size in octets (default 65536; 8 for --lat).")
+    Integer size;
+
+    @Option(names = {"-a", "--all"}, description = "Every size from 2 octets to 8 MiB, in powers of two.")
+    boolean allSizes;
+
+    @Option(names = {"-n", "--iters"}, description = "Messages per queue pair (default 5000; 1000 for --lat).")
+    Long iterations;
+
+    @Option(names = {"-D", "--duration"}, description = "Run for this many seconds instead of -n.")
+    Double duration;
+
+    @Option(names = {"-q", "--qp"}, description = "Queue pairs (connections) in parallel (default ${DEFAULT-VALUE}).")
+    int queuePairs = 1;
+
+    @Option(names = {"-t", "--tx-depth"}, description = "Send queue depth: messages outstanding per queue pair "
+            + "(default 128; 1 for --lat).")
+    Integer txDepth;
+
+    @Option(names = {"-Q", "--cq-mod"}, description = "Signal one message in this many (default ${DEFAULT-VALUE}, "
+            + "at most the send queue depth).")
+    int cqMod = 100;
+
+    @Option(names = "--baseline", paramLabel = "tcp", description = "Also run the same pattern over plain TCP "
+            + "(Netty, same transport, threads and batching) and report jiwarp's ratio to it.")
+    String baseline;
+
+    @Option(names = "--threads", description = "Event loop threads per side (default 1 on loopback, else the cores).")
+    Integer threads;
+
+    @Option(names = "--emss", description = "Size FPDUs for this TCP MSS (RFC 5044 section 5.2) instead of "
+            + "64 KiB FPDUs (the default, as Linux siw with TCP segmentation offload).")
+    Integer emss;
+
+    @Option(names = "--warmup", description = "Seconds each stack runs each operation, unmeasured, before the "
+            + "first measured run, so that the JIT has compiled the hot paths (default ${DEFAULT-VALUE}; 0 for none).")
+    double warmup = 2;
+
+    @Option(names = "--json", description = "Print the results as JSON instead of a table.")
+    boolean json;
+
+    @Mixin
+    ConnectionOptions connection;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        validate();
+        if (System.getProperty("io.netty.leakDetection.level") == null) {
+            // A benchmark measures the stack, not Netty's sampled leak tracking (-D... to turn it back on).
+            io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        boolean interactive = System.console() != null && !json;
+        BenchRun.Settings settings = new BenchRun.Settings(mpaSettings(), connection.transport,
+                threads != null ? threads : host == null ? 1 : Runtime.getRuntime().availableProcessors(),
+                connection.captureDirectory());
+        try {
+            if (server) {
+                try (BenchRun.Servers servers = BenchRun.serve(settings, new InetSocketAddress(port),
+                        message -> err.println("jiwarp bench: " + message))) {
+                    err.println("jiwarp bench: serving on port " + servers.jiwarpAddress().getPort()
+                            + " (TCP baseline on " + servers.tcpAddress().getPort() + "); stop with Ctrl-C");
+                    new CountDownLatch(1).await();
+                }
+                return 0;
+            }
+            List<BenchResult> results = new ArrayList<>();
+            String title = title(settings);
+            try (BenchRun run = host == null ? BenchRun.embedded(settings)
+                    : BenchRun.remote(settings, new InetSocketAddress(host, port),
+                            new InetSocketAddress(host, port + 1))) {
+                for (BenchOp op : ops) {
+                    if (warmup > 0) {
+                        BenchSpec first = specFor(op, sizes().get(0));
+                        run.run("jiwarp", first, queuePairs, Limit.seconds(warmup), null);
+                        if (baseline != null) {
+                            run.run("tcp", first, queuePairs, Limit.seconds(warmup), null);
+                        }
+                    }
+                    for (int messageSize : sizes()) {
+                        BenchSpec benchSpec = specFor(op, messageSize);
+                        results.add(run.run("jiwarp", benchSpec, queuePairs, limit(), interactive ? line -> {
+                            err.print("\r" + line + "   ");
+                            err.flush();
+                        } : null));
+                        if (baseline != null) {
+                            results.add(run.run("tcp", benchSpec, queuePairs, limit(), interactive ? line -> {
+                                err.print("\r" + line + "   ");
+                                err.flush();
+                            } : null));
+                        }
+                        if (interactive) {
+                            err.print("\r" + " ".repeat(79) + "\r");
+                            err.flush();
+                        }
+                    }
+                }
+            }
+            if (json) {
+                BenchReport.json(out, results, title);
+            } else {
+                BenchReport.table(out, title, results);
+            }
+            return 0;
+        } finally {
+            connection.mergeCapture(settings.capture());
+        }
+    }
+
+    private void validate() {
+        CommandLine line = spec.commandLine();
+        if (server && host != null) {
+            throw new CommandLine.ParameterException(line, "--server takes no HOST");
+        }
+        if (baseline != null && !baseline.equals("tcp")) {
+            throw new CommandLine.ParameterException(line, "--baseline takes only 'tcp', not '" + baseline + "'");
+        }
+        if (size != null && (size < 1 || size > 1 << 30)) {
+            throw new CommandLine.ParameterException(line, "-s must be 1 to 1 GiB, not " + size);
+        }
+        if (size != null && allSizes) {
+            throw new CommandLine.ParameterException(line, "-s and -a exclude each other");
+        }
+        if (iterations != null && duration != null) {
+            throw new CommandLine.ParameterException(line, "-n and -D exclude each other");
+        }
+        if (iterations != null && iterations < 1 || duration != null && duration <= 0) {
+            throw new CommandLine.ParameterException(line, "-n and -D must be positive");
+        }
+        if (queuePairs < 1 || queuePairs > 100_000) {
+            throw new CommandLine.ParameterException(line, "-q must be 1 to 100000, not " + queuePairs);
+        }
+        if (txDepth != null && (txDepth < 1 || txDepth > 65536) || cqMod < 1) {
+            throw new CommandLine.ParameterException(line, "-t must be 1 to 65536 and -Q positive");
+        }
+        if (threads != null && threads < 1) {
+            throw new CommandLine.ParameterException(line, "--threads must be positive");
+        }
+        if (connection.mpaRevision != 1 && connection.mpaRevision != 2) {
+            throw new CommandLine.ParameterException(line, "--mpa-rev must be 1 or 2, not " + connection.mpaRevision);
+        }
+        if (emss != null && (emss < 128 || emss > 65535)) {
+            throw new CommandLine.ParameterException(line, "--emss must be 128 to 65535, not " + emss);
+        }
+        if (warmup < 0) {
+            throw new CommandLine.ParameterException(line, "--warmup must not be negative");
+        }
+        if (ops.isEmpty()) {
+            throw new CommandLine.ParameterException(line, "--op needs at least one operation");
+        }
+        if (latency && ops.contains(BenchOp.WRITE) && queuePairs > 1) {
+            throw new CommandLine.ParameterException(line, "write latency runs one queue pair (it polls memory)");
+        }
+    }
+
+    private org.jiwarp.mpa.MpaSettings mpaSettings() {
+        org.jiwarp.mpa.MpaSettings.Builder mpa = connection.mpa(RnicOptions.defaults().mpa());
+        return (emss != null ? mpa.emss(emss) : mpa.largeFpdus(true)).build();
+    }
+
+    private List<Integer> sizes() {
+        List<Integer> sizes = new ArrayList<>();
+        if (allSizes) {
+            for (int s = 2; s <= 8 << 20; s <<= 1) {
+                sizes.add(s);
+            }
+        } else {
+            sizes.add(size != null ? size : latency ? 8 : 65536);
+        }
+        return sizes;
+    }
+
+    private BenchSpec specFor(BenchOp op, int messageSize) {
+        int depth = txDepth != null ? txDepth : latency ? 1 : 128;
+        return new BenchSpec(op, latency ? BenchMode.LAT : BenchMode.BW, messageSize, depth, Math.min(cqMod, depth),
+                0, 0);
+    }
+
+    private Limit limit() {
+        if (duration != null) {
+            return Limit.seconds(duration);
+        }
+        return Limit.iterations(iterations != null ? iterations : latency ? 1000 : 5000);
+    }
+
+    private String title(BenchRun.Settings settings) {
+        return String.format(Locale.ROOT, "jiwarp bench: %s, %d QP%s, tx depth %s, %s, %s FPDUs, %s%s",
+                latency ? "latency" : "bandwidth", queuePairs, queuePairs == 1 ? "" : "s",
+                txDepth != null ? txDepth : latency ? 1 : 128, connection.describe(),
+                emss != null ? "EMSS " + emss : "64 KiB", host == null ? "loopback, one process" : "to " + host,
+                limit().timed() ? ", " + duration + " s" : "");
+    }
+}

@@ -1,0 +1,73 @@
+package org.jiwarp.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.jiwarp.mpa.CrcPolicy;
+import org.jiwarp.mpa.MarkerPolicy;
+import org.jiwarp.mpa.MpaSettings;
+import org.jiwarp.rnic.RnicOptions;
+import picocli.CommandLine.Option;
+
+/**
+ * The options every connecting subcommand shares: how MPA is set up, which transport carries it and
+ * where its traffic is recorded.
+ */
+final class ConnectionOptions {
+
+    @Option(names = "--crc", description = "Ask for MPA CRC-32C (RFC 5044 section 7.1: the peer must then use it). "
+            + "Without it jiwarp accepts whatever the peer asks for.")
+    boolean crc;
+
+    @Option(names = "--markers", description = "Ask for MPA markers (RFC 5044 section 5.6).")
+    boolean markers;
+
+    @Option(names = "--mpa-rev", paramLabel = "1|2", description = "MPA revision: 2 (RFC 6581 enhanced setup, "
+            + "IRD/ORD exchange; the default) or 1 (RFC 5044).")
+    int mpaRevision = 2;
+
+    @Option(names = "--pcap", paramLabel = "FILE", description = "Record the iWARP connections' traffic in FILE "
+            + "(one FPDU per TCP segment, for Wireshark and jiwarp decode).")
+    Path pcap;
+
+    @Option(names = "--transport", paramLabel = "auto|epoll|nio", description = "Socket transport: native epoll "
+            + "where available (auto, the default), or NIO.")
+    RnicOptions.Transport transport = RnicOptions.Transport.AUTO;
+
+    /** The MPA settings these options describe, on top of {@code base}. */
+    MpaSettings.Builder mpa(MpaSettings base) {
+        if (mpaRevision != 1 && mpaRevision != 2) {
+            throw new IllegalArgumentException("--mpa-rev must be 1 or 2, not " + mpaRevision);
+        }
+        return base.toBuilder().revision(mpaRevision).enhanced(mpaRevision == 2)
+                .crc(crc ? CrcPolicy.REQUIRE : CrcPolicy.ACCEPT)
+                .markers(markers ? MarkerPolicy.REQUEST : MarkerPolicy.ACCEPT);
+    }
+
+    String describe() {
+        return "MPA rev " + mpaRevision + (crc ? ", CRC" : "") + (markers ? ", markers" : "");
+    }
+
+    /** A directory for the per-connection captures that {@link #mergeCapture} then joins, or {@code null}. */
+    Path captureDirectory() throws IOException {
+        return pcap == null ? null : Files.createTempDirectory("jiwarp-pcap");
+    }
+
+    /** Joins the per-connection captures into {@code --pcap FILE}, in time order, and removes the directory. */
+    void mergeCapture(Path directory) throws IOException {
+        if (directory == null) {
+            return;
+        }
+        try {
+            PcapMerge.merge(directory, pcap);
+        } finally {
+            try (Stream<Path> files = Files.walk(directory)) {
+                for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+package org.jiwarp.cli;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import org.jiwarp.wire.pcap.LinkType;
+import org.jiwarp.wire.pcap.PcapFile;
+import org.jiwarp.wire.pcap.PcapRecord;
+import org.jiwarp.wire.pcap.PcapWriter;
+
+/** Joins the RNIC's per-connection captures into one file, records in time order. */
+final class PcapMerge {
+
+    private PcapMerge() {
+    }
+
+    static int merge(Path directory, Path out) throws IOException {
+        List<PcapRecord> records = new ArrayList<>();
+        try (Stream<Path> files = Files.list(directory)) {
+            for (Path file : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".pcap")).sorted()::iterator) {
+                records.addAll(PcapFile.read(file).records());
+            }
+        }
+        records.sort(Comparator.comparingLong(PcapRecord::timestampNanos));
+        Path parent = out.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(out));
+                PcapWriter writer = new PcapWriter(stream, LinkType.ETHERNET, false)) {
+            for (PcapRecord record : records) {
+                writer.write(record.timestampNanos(), record.data());
+            }
+        }
+        return records.size();
+    }
+}

@@ -1,0 +1,87 @@
+package org.jiwarp.cli.bench;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs one spec over one stack: opens the connections, starts them together, samples progress every
+ * 100 ms (for the peak and the progress line) and merges what the connections report.
+ */
+public final class Bench {
+
+    private static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    private Bench() {
+    }
+
+    /**
+     * @param progressLine called about once a second with a one-line status, or {@code null}
+     */
+    static BenchResult run(BenchTransport transport, BenchSpec spec, int connections, Limit limit,
+            Consumer<String> progressLine) throws Exception {
+        LongAdder progress = new LongAdder();
+        List<BenchTransport.Connection> opened = transport.connect(spec, connections, progress, limit);
+        try {
+            long begin = System.nanoTime();
+            for (BenchTransport.Connection connection : opened) {
+                connection.begin();
+            }
+            CompletableFuture<?> all = CompletableFuture.allOf(opened.stream()
+                    .map(BenchTransport.Connection::result).toArray(CompletableFuture[]::new));
+            double peak = 0;
+            long lastBytes = 0;
+            long lastNanos = begin;
+            long lastLine = begin;
+            long deadline = limit.timed() ? begin + (long) ((limit.seconds() + 60) * 1e9) : Long.MAX_VALUE;
+            while (!all.isDone()) {
+                try {
+                    all.get(SAMPLE_NANOS, TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    long now = System.nanoTime();
+                    long bytes = progress.sum();
+                    peak = Math.max(peak, (bytes - lastBytes) * 1e9 / (now - lastNanos));
+                    lastBytes = bytes;
+                    lastNanos = now;
+                    if (progressLine != null && now - lastLine >= 1_000_000_000L) {
+                        lastLine = now;
+                        progressLine.accept(String.format("%s %s %d B: %.2f GB moved, %.2f Gbit/s", transport.name(),
+                                spec.op().displayName(), spec.size(), bytes / 1e9,
+                                bytes * 8.0 / (now - begin)));
+                    }
+                    if (now > deadline) {
+                        throw new IllegalStateException("the run did not finish within a minute of its duration");
+                    }
+                }
+            }
+            all.get();
+            for (BenchTransport.Connection connection : opened) {
+                connection.verify().get(30, TimeUnit.SECONDS);
+            }
+            long messages = 0;
+            long start = Long.MAX_VALUE;
+            long end = Long.MIN_VALUE;
+            Histogram latency = new Histogram(3);
+            for (BenchTransport.Connection connection : opened) {
+                BenchTransport.Result result = connection.result().get();
+                messages += result.messages();
+                start = Math.min(start, result.startNanos());
+                end = Math.max(end, result.endNanos());
+                latency.add(result.latency());
+            }
+            double seconds = (end - start) / 1e9;
+            double average = seconds > 0 ? messages * (double) spec.size() / seconds : 0;
+            if (peak < average) {
+                peak = average;
+            }
+            return new BenchResult(transport.name(), spec, connections, messages, seconds, peak, latency);
+        } finally {
+            for (BenchTransport.Connection connection : opened) {
+                connection.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package org.jiwarp.cli.bench;
+
+import org.HdrHistogram.Histogram;
+
+/**
+ * One row of the report: what one stack moved for one spec over all its connections.
+ *
+ * @param stack      {@code jiwarp} or {@code tcp}
+ * @param messages   messages moved, all connections together
+ * @param seconds    from the first connection's start to the last one's end
+ * @param peakBytesPerSecond the best 100 ms window (the average when the run is shorter)
+ * @param latency    nanoseconds: post to completion (bandwidth runs) or half the round trip
+ *                   (latency runs; the whole of it for Read)
+ */
+public record BenchResult(String stack, BenchSpec spec, int connections, long messages, double seconds,
+        double peakBytesPerSecond, Histogram latency) {
+
+    public long bytes() {
+        return messages * (long) spec.size();
+    }
+
+    public double bytesPerSecond() {
+        return seconds > 0 ? bytes() / seconds : 0;
+    }
+
+    public double gbitPerSecond() {
+        return bytesPerSecond() * 8 / 1e9;
+    }
+
+    public double peakGbitPerSecond() {
+        return peakBytesPerSecond * 8 / 1e9;
+    }
+
+    /** MB/s as perftest prints it (2^20 octets). */
+    public double mibPerSecond() {
+        return bytesPerSecond() / (1 << 20);
+    }
+
+    public double peakMibPerSecond() {
+        return peakBytesPerSecond / (1 << 20);
+    }
+
+    public double messagesPerSecond() {
+        return seconds > 0 ? messages / seconds : 0;
+    }
+
+    /** A latency percentile in microseconds. */
+    public double latencyMicros(double percentile) {
+        return latency.getTotalCount() == 0 ? 0 : latency.getValueAtPercentile(percentile) / 1e3;
+    }
+
+    public double maxLatencyMicros() {
+        return latency.getTotalCount() == 0 ? 0 : latency.getMaxValue() / 1e3;
+    }
+}
