@@ -1,0 +1,129 @@
+package org.jiwarp.cli;
+
+import static org.jiwarp.cli.DecodeCommandTest.jiwarp;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jiwarp.cli.DecodeCommandTest.Run;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code jiwarp bench}: short runs over real loopback TCP complete with checked data (every run
+ * reads back or compares what arrived), and the options and exit codes behave. No figure is
+ * asserted: benchmarks are not timed tests.
+ */
+class BenchCommandTest {
+
+    @TempDir
+    Path temp;
+
+    @Test
+    void everyOperationRunsBesideTheTcpBaselineAndReportsJson() {
+        Run run = jiwarp("bench", "-n", "300", "-s", "8192", "--warmup", "0", "--baseline", "tcp", "--json");
+        assertEquals(0, run.exit(), run.err());
+        for (String op : new String[] {"write", "read", "send"}) {
+            for (String stack : new String[] {"jiwarp", "tcp"}) {
+                Matcher m = Pattern.compile("\\{\"stack\":\"" + stack + "\",\"op\":\"" + op
+                        + "\",\"mode\":\"bw\",\"bytes\":8192,\"connections\":1,\"txDepth\":128,\"iterations\":300,")
+                        .matcher(run.out());
+                assertTrue(m.find(), stack + " " + op + " in " + run.out());
+            }
+        }
+        assertEquals(3, count(run.out(), "\"ratioToTcp\":"), run.out());
+    }
+
+    @Test
+    void latencyRunsPingPongEveryOperation() {
+        Run run = jiwarp("bench", "--lat", "-n", "200", "--warmup", "0", "--baseline", "tcp");
+        assertEquals(0, run.exit(), run.err());
+        for (String op : new String[] {"write-lat", "read-lat", "send-lat"}) {
+            assertTrue(Pattern.compile("(?m)^jiwarp\\s+" + op + "\\s+8\\s+200\\s").matcher(run.out()).find(), run.out());
+            assertTrue(Pattern.compile("(?m)^tcp\\s+" + op + "\\s+8\\s+200\\s").matcher(run.out()).find(), run.out());
+        }
+    }
+
+    @Test
+    void manyQueuePairsEachMoveTheirShare() {
+        Run run = jiwarp("bench", "-q", "16", "-n", "50", "-s", "4096", "-t", "8", "--op", "write,send",
+                "--warmup", "0", "--json");
+        assertEquals(0, run.exit(), run.err());
+        assertEquals(2, count(run.out(), "\"connections\":16,\"txDepth\":8,\"iterations\":800,"), run.out());
+    }
+
+    @Test
+    void crcMarkersAndRevisionOneCarryCheckedData() {
+        Run run = jiwarp("bench", "-n", "200", "-s", "3000", "--crc", "--markers", "--mpa-rev", "1", "--emss", "1460",
+                "--warmup", "0");
+        assertEquals(0, run.exit(), run.err());
+        assertTrue(run.out().contains("MPA rev 1, CRC, markers"), run.out());
+        assertEquals(3, count(run.out(), "\njiwarp "), run.out());
+    }
+
+    @Test
+    void durationRunsStopOnTime() {
+        Run run = jiwarp("bench", "-D", "0.3", "-s", "1024", "--op", "send", "--warmup", "0", "--json");
+        assertEquals(0, run.exit(), run.err());
+        Matcher m = Pattern.compile("\"iterations\":(\\d+)").matcher(run.out());
+        assertTrue(m.find(), run.out());
+        assertTrue(Long.parseLong(m.group(1)) > 0, run.out());
+    }
+
+    @Test
+    void pcapRecordsTheConnectionForTheDecoder() {
+        Path pcap = temp.resolve("bench.pcap");
+        Run run = jiwarp("bench", "-n", "20", "-s", "2000", "--op", "write", "--crc", "--warmup", "0", "--pcap", pcap);
+        assertEquals(0, run.exit(), run.err());
+        Run decoded = jiwarp("decode", pcap);
+        assertEquals(0, decoded.exit(), decoded.err());
+        assertTrue(decoded.out().contains("MPA Request Frame rev=2"), decoded.out());
+        assertTrue(count(decoded.out(), " Write [last DDP segment]") >= 20, decoded.out());
+        assertTrue(decoded.out().contains("Read Request"), decoded.out());
+        assertTrue(!decoded.out().contains("Bad CRC32"), decoded.out());
+    }
+
+    @Test
+    void usageErrorsExitWithTwo() {
+        String[][] bad = {
+            {"bench", "-s", "0"},
+            {"bench", "-n", "5", "-D", "1"},
+            {"bench", "--baseline", "udp"},
+            {"bench", "--server", "somehost"},
+            {"bench", "--mpa-rev", "3"},
+            {"bench", "--op", "atomic"},
+            {"bench", "-q", "0"},
+            {"bench", "--emss", "20"},
+            {"bench", "--no-such-option"},
+        };
+        for (String[] args : bad) {
+            Run run = jiwarp((Object[]) args);
+            assertEquals(2, run.exit(), String.join(" ", args) + ": " + run.err());
+            assertTrue(!run.err().isBlank(), String.join(" ", args));
+        }
+    }
+
+    @Test
+    void noServerIsARuntimeError() throws IOException {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        Run run = jiwarp("bench", "127.0.0.1", "-p", port, "-n", "10", "--warmup", "0");
+        assertEquals(1, run.exit(), run.out());
+        assertTrue(run.err().startsWith("jiwarp: "), run.err());
+        assertTrue(run.err().toLowerCase().contains("refused"), run.err());
+    }
+
+    static int count(String haystack, String needle) {
+        int n = 0;
+        for (int i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+}
