@@ -28,6 +28,10 @@ final class ConnectionOptions {
             + "IRD/ORD exchange; the default) or 1 (RFC 5044).")
     int mpaRevision = 2;
 
+    @Option(names = "--p2p", description = "Peer-to-peer mode (RFC 6581 section 5): the initiator's first FPDU "
+            + "is a zero-length ready-to-receive frame (Write or Read RTR). Needs --mpa-rev 2.")
+    boolean peerToPeer;
+
     @Option(names = "--pcap", paramLabel = "FILE", description = "Record the iWARP connections' traffic in FILE "
             + "(one FPDU per TCP segment, for Wireshark and jiwarp decode).")
     Path pcap;
@@ -43,11 +47,12 @@ final class ConnectionOptions {
         }
         return base.toBuilder().revision(mpaRevision).enhanced(mpaRevision == 2)
                 .crc(crc ? CrcPolicy.REQUIRE : CrcPolicy.ACCEPT)
-                .markers(markers ? MarkerPolicy.REQUEST : MarkerPolicy.ACCEPT);
+                .markers(markers ? MarkerPolicy.REQUEST : MarkerPolicy.ACCEPT).peerToPeer(peerToPeer);
     }
 
     String describe() {
-        return "MPA rev " + mpaRevision + (crc ? ", CRC" : "") + (markers ? ", markers" : "");
+        return "MPA rev " + mpaRevision + (crc ? ", CRC" : "") + (markers ? ", markers" : "")
+                + (peerToPeer ? ", peer-to-peer" : "");
     }
 
     /** A directory for the per-connection captures that {@link #mergeCapture} then joins, or {@code null}. */

@@ -32,6 +32,11 @@ import org.jiwarp.wire.ddp.DdpHeaders;
  */
 public final class DdpSegmenter {
 
+    /** Octets free before an inline ULPDU: MPA's ULPDU_LENGTH field. */
+    public static final int HEADROOM = org.jiwarp.wire.mpa.Fpdu.HEADER_LENGTH;
+    /** Octets free after an inline ULPDU: MPA's pad and CRC. */
+    public static final int TAILROOM = org.jiwarp.wire.mpa.Fpdu.MAX_TRAILER_LENGTH;
+
     private DdpSegmenter() {
     }
 
@@ -46,16 +51,26 @@ public final class DdpSegmenter {
      */
     public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
             ByteBuf message, int mulpdu, Consumer<ByteBuf> out) {
+        segmentTagged(alloc, rdmapControl, stag, taggedOffset, message, message.readerIndex(), message.readableBytes(),
+                mulpdu, 0, out);
+    }
+
+    /**
+     * As {@link #segmentTagged(ByteBufAllocator, int, int, long, ByteBuf, int, Consumer)}, for
+     * {@code length} octets of {@code source} at {@code index}; a segment of at most {@code inline}
+     * payload octets is copied into one flat buffer (see {@link #HEADROOM}), a longer one references
+     * the source.
+     */
+    public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
+            ByteBuf source, int index, int length, int mulpdu, int inline, Consumer<ByteBuf> out) {
         int chunk = chunk(mulpdu, DdpHeaders.TAGGED_HEADER_LENGTH);
-        int start = message.readerIndex();
-        int length = message.readableBytes();
         int offset = 0;
         do {
             int n = Math.min(chunk, length - offset);
             boolean last = offset + n == length;
-            ByteBuf header = alloc.buffer(DdpHeaders.TAGGED_HEADER_LENGTH, DdpHeaders.TAGGED_HEADER_LENGTH);
+            ByteBuf header = header(alloc, DdpHeaders.TAGGED_HEADER_LENGTH, n, inline);
             DdpHeaders.writeTagged(header, last, rdmapControl, stag, taggedOffset + offset);
-            out.accept(ulpdu(alloc, header, message, start + offset, n));
+            out.accept(ulpdu(alloc, header, source, index + offset, n, inline));
             offset += n;
         } while (offset < length);
     }
@@ -73,16 +88,25 @@ public final class DdpSegmenter {
      */
     public static void segmentUntagged(ByteBufAllocator alloc, int rdmapControl, int rsvdUlpWord, long qn, long msn,
             ByteBuf message, int mulpdu, Consumer<ByteBuf> out) {
+        segmentUntagged(alloc, rdmapControl, rsvdUlpWord, qn, msn, message, message.readerIndex(),
+                message.readableBytes(), mulpdu, 0, out);
+    }
+
+    /**
+     * As {@link #segmentUntagged(ByteBufAllocator, int, int, long, long, ByteBuf, int, Consumer)}, for
+     * {@code length} octets of {@code source} at {@code index}, copying segments of at most
+     * {@code inline} payload octets (see {@link #HEADROOM}).
+     */
+    public static void segmentUntagged(ByteBufAllocator alloc, int rdmapControl, int rsvdUlpWord, long qn, long msn,
+            ByteBuf source, int index, int length, int mulpdu, int inline, Consumer<ByteBuf> out) {
         int chunk = chunk(mulpdu, DdpHeaders.UNTAGGED_HEADER_LENGTH);
-        int start = message.readerIndex();
-        int length = message.readableBytes();
         int offset = 0;
         do {
             int n = Math.min(chunk, length - offset);
             boolean last = offset + n == length;
-            ByteBuf header = alloc.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH, DdpHeaders.UNTAGGED_HEADER_LENGTH);
+            ByteBuf header = header(alloc, DdpHeaders.UNTAGGED_HEADER_LENGTH, n, inline);
             DdpHeaders.writeUntagged(header, last, rdmapControl, rsvdUlpWord, qn, msn, offset);
-            out.accept(ulpdu(alloc, header, message, start + offset, n));
+            out.accept(ulpdu(alloc, header, source, index + offset, n, inline));
             offset += n;
         } while (offset < length);
     }
@@ -101,7 +125,34 @@ public final class DdpSegmenter {
         return mulpdu - headerLength;
     }
 
-    private static ByteBuf ulpdu(ByteBufAllocator alloc, ByteBuf header, ByteBuf message, int index, int length) {
+    /**
+     * The header's buffer; for an inline segment, one flat buffer with room for the payload and with
+     * {@link #HEADROOM} before the header and {@link #TAILROOM} after the payload, where the FPDU
+     * framer writes ULPDU_LENGTH, pad and CRC in place (RFC 5044 section 4.1): one buffer per FPDU.
+     */
+    private static ByteBuf header(ByteBufAllocator alloc, int headerLength, int payload, int inline) {
+        if (payload == 0 || payload > inline) {
+            return alloc.buffer(headerLength, headerLength);
+        }
+        return flat(alloc, headerLength + payload);
+    }
+
+    /**
+     * An empty buffer for a ULPDU of {@code ulpduLength} octets written in one piece (a Read
+     * Request, say), with {@link #HEADROOM} and {@link #TAILROOM} for the framer to work in place.
+     */
+    public static ByteBuf flat(ByteBufAllocator alloc, int ulpduLength) {
+        ByteBuf flat = alloc.directBuffer(HEADROOM + ulpduLength + TAILROOM);
+        return flat.writerIndex(HEADROOM).readerIndex(HEADROOM);
+    }
+
+    private static ByteBuf ulpdu(ByteBufAllocator alloc, ByteBuf header, ByteBuf message, int index, int length,
+            int inline) {
+        if (length > 0 && length <= inline) {
+            // Copied by the source (memory address to memory address), with no NIO view in between.
+            message.getBytes(index, header, header.writerIndex(), length);
+            return header.writerIndex(header.writerIndex() + length);
+        }
         CompositeByteBuf ulpdu;
         try {
             ulpdu = alloc.compositeBuffer(2);

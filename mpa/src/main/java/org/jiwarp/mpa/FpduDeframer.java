@@ -90,10 +90,15 @@ public final class FpduDeframer extends ByteToMessageDecoder {
         this.crcEnabled = crc;
         this.markersEnabled = markers;
         this.maxUlpduLength = maxUlpduLength;
-        // An FPDU that spans TCP reads is gathered as a composite of the reads, not copied into one
-        // buffer: the payload's only copy is then its placement into registered memory.
-        setCumulator(COMPOSITE_CUMULATOR);
+        // A large FPDU that spans TCP reads is gathered as a composite of the reads, not copied into
+        // one buffer: the payload's only copy is then its placement into registered memory. Small
+        // ones are cheaper merged (one short copy beats slicing a composite per FPDU).
+        setCumulator((alloc, cumulation, in) -> (pendingWireLength > COMPOSITE_ABOVE ? COMPOSITE_CUMULATOR
+                : MERGE_CUMULATOR).cumulate(alloc, cumulation, in));
     }
+
+    /** The pending FPDU length above which reads are gathered rather than merged. */
+    private static final int COMPOSITE_ABOVE = 8192;
 
     /** Octets consumed so far (markers included): the stream position of the next FPDU. */
     public long streamPosition() {

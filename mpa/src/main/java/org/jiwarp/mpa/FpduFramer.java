@@ -83,6 +83,10 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
             return;
         }
         ByteBuf ulpdu = (ByteBuf) msg;
+        if (!markersEnabled && framesInPlace(ulpdu)) {
+            ctx.write(frameInPlace(ulpdu), promise);
+            return;
+        }
         CompositeByteBuf fpdu;
         try {
             fpdu = frame(ctx, ulpdu);
@@ -93,6 +97,30 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
         }
         ulpdu.release();
         ctx.write(fpdu, promise);
+    }
+
+    /**
+     * Whether {@code ulpdu} is a flat buffer of its own with room for ULPDU_LENGTH before it and pad
+     * and CRC after it (as DDP's inline segments are): then the FPDU is built in that buffer.
+     */
+    private static boolean framesInPlace(ByteBuf ulpdu) {
+        int length = ulpdu.readableBytes();
+        return ulpdu.readerIndex() >= Fpdu.HEADER_LENGTH && length <= Fpdu.MAX_ULPDU_LENGTH
+                && ulpdu.writableBytes() >= Fpdu.padLength(length) + Fpdu.CRC_LENGTH
+                && ulpdu.refCnt() == 1 && ulpdu.nioBufferCount() == 1 && !(ulpdu instanceof CompositeByteBuf);
+    }
+
+    /** RFC 5044 section 4.1 in place: ULPDU_LENGTH before the ULPDU, zero pad and the CRC after it. */
+    private ByteBuf frameInPlace(ByteBuf ulpdu) {
+        int length = ulpdu.readableBytes();
+        int start = ulpdu.readerIndex() - Fpdu.HEADER_LENGTH;
+        ulpdu.setShort(start, length);
+        ulpdu.readerIndex(start);
+        ulpdu.writeZero(Fpdu.padLength(length));
+        int value = crcEnabled ? crc.reset().update(ulpdu, start, ulpdu.writerIndex() - start).value() : 0;
+        ulpdu.writeIntLE(value);
+        streamPosition += ulpdu.readableBytes();
+        return ulpdu;
     }
 
     /**

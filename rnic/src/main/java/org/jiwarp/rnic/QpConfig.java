@@ -17,6 +17,7 @@ public final class QpConfig {
     private int ird = 16;
     private int ord = 16;
     private int maxSge = 16;
+    private int inlineThreshold = 1024;
 
     public QpConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue receiveCq) {
         this.pd = Objects.requireNonNull(pd);
@@ -49,6 +50,24 @@ public final class QpConfig {
     public QpConfig maxSge(int maxSge) {
         this.maxSge = positive("max SGE", maxSge);
         return this;
+    }
+
+    /**
+     * DDP segments of at most this many payload octets are copied into their FPDU, which then goes
+     * to TCP as one buffer; longer ones reference the registered memory (zero copy). Copying a small
+     * payload costs less than tracking its pieces. 0 never copies. Either way the data is read when
+     * the work request is issued, so the source must stay unchanged until it completes.
+     */
+    public QpConfig inlineThreshold(int octets) {
+        if (octets < 0) {
+            throw new IllegalArgumentException("inline threshold must not be negative: " + octets);
+        }
+        this.inlineThreshold = octets;
+        return this;
+    }
+
+    public int inlineThreshold() {
+        return inlineThreshold;
     }
 
     public ProtectionDomain pd() {

@@ -105,6 +105,9 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
     private long terminateMsn = 1;
     private long expectedReadRequestMsn = 1;
     private boolean flushNeeded;
+    /** Inside a read batch: what the inbound ULPDUs cause (Read Responses, reposted work) flushes once, at its end. */
+    private boolean reading;
+    private final ChannelFutureListener readResponseWritten = future -> inboundReads.finishCurrent();
 
     QpEngine(QueuePair qp, StagTable stags) {
         this.qp = qp;
@@ -251,28 +254,45 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             issueRead(slot);
             return;
         }
-        ByteBuf message;
+        // One SGE (the usual case) is read in place; several are gathered into a composite.
+        ByteBuf gathered = null;
+        ByteBuf source;
+        int index;
+        int length;
         try {
-            message = gather(slot.sgl);
+            if (slot.sgl.length == 1) {
+                Sge sge = slot.sgl[0];
+                source = qp.checked(sge, 0).buffer();
+                index = (int) sge.offset();
+                length = sge.length();
+            } else {
+                gathered = gather(slot.sgl);
+                source = gathered;
+                index = gathered.readerIndex();
+                length = gathered.readableBytes();
+            }
         } catch (IllegalArgumentException e) {
             finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
             return;
         }
         SegmentWriter writer = segmentWriter;
+        int inline = qp.config().inlineThreshold();
         try {
             if (slot.opcode == SendWorkRequest.Opcode.RDMA_WRITE) {
                 DdpSegmenter.segmentTagged(ctx.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_WRITE), slot.rkey,
-                        slot.remoteAddress, message, parameters.mulpdu(), writer);
+                        slot.remoteAddress, source, index, length, parameters.mulpdu(), inline, writer);
             } else {
                 RdmapOpcode opcode = slot.opcode == SendWorkRequest.Opcode.SEND_WITH_INVALIDATE
                         ? (slot.solicited ? RdmapOpcode.SEND_WITH_SE_AND_INVALIDATE : RdmapOpcode.SEND_WITH_INVALIDATE)
                         : (slot.solicited ? RdmapOpcode.SEND_WITH_SE : RdmapOpcode.SEND);
                 DdpSegmenter.segmentUntagged(ctx.alloc(), RdmapHeaders.controlByte(opcode),
-                        opcode.invalidates() ? slot.invalidateStag : 0, DdpHeaders.QN_SEND, sendMsn++, message,
-                        parameters.mulpdu(), writer);
+                        opcode.invalidates() ? slot.invalidateStag : 0, DdpHeaders.QN_SEND, sendMsn++, source, index,
+                        length, parameters.mulpdu(), inline, writer);
             }
         } finally {
-            message.release();
+            if (gathered != null) {
+                gathered.release();
+            }
         }
         if (slot.signaled) {
             writer.finish().addListener(slot);
@@ -329,7 +349,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             return;
         }
         long sinkOffset = region.address() + sink.offset();
-        ByteBuf request = ctx.alloc().buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH);
+        ByteBuf request = DdpSegmenter.flat(ctx.alloc(), DdpHeaders.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH);
         DdpHeaders.writeUntagged(request, true, RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_REQUEST), 0,
                 DdpHeaders.QN_READ_REQUEST, readRequestMsn++, 0);
         ReadRequestHeader.write(request, region.stag(), sinkOffset, sink.length(), slot.rkey, slot.remoteAddress);
@@ -399,7 +419,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
     }
 
     private void flushIfNeeded() {
-        if (flushNeeded) {
+        if (flushNeeded && !reading) {
             flushNeeded = false;
             ctx.flush();
         }
@@ -415,6 +435,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             return;
         }
         ByteBuf ulpdu = (ByteBuf) msg;
+        reading = true;
         try {
             QpState state = qp.state();
             if (state == QpState.RTS || state == QpState.CLOSING) {
@@ -427,7 +448,13 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         } finally {
             ulpdu.release();
         }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        reading = false;
         flushIfNeeded();
+        ctx.fireChannelReadComplete();
     }
 
     private void receive(ByteBuf ulpdu) {
@@ -561,16 +588,12 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
     /** Sends the whole Read Response; the IRD slot frees when its last segment has gone to TCP. */
     private void answer(ReadResponse response) {
         TaggedBuffer source = response.source();
-        ByteBuf data = source.memory().retainedSlice((int) (response.sourceOffset() - source.baseTaggedOffset()),
-                (int) response.length());
+        DdpSegmenter.segmentTagged(ctx.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE),
+                response.sinkStag(), response.sinkOffset(), source.memory(),
+                (int) (response.sourceOffset() - source.baseTaggedOffset()), (int) response.length(),
+                parameters.mulpdu(), qp.config().inlineThreshold(), segmentWriter);
         SegmentWriter writer = segmentWriter;
-        try {
-            DdpSegmenter.segmentTagged(ctx.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE),
-                    response.sinkStag(), response.sinkOffset(), data, parameters.mulpdu(), writer);
-        } finally {
-            data.release();
-        }
-        writer.finish().addListener(future -> inboundReads.finishCurrent());
+        writer.finish().addListener(readResponseWritten);
     }
 
     // ---------------------------------------------------------------------------------------------

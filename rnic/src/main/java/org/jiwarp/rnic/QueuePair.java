@@ -208,6 +208,11 @@ public final class QueuePair {
 
     /** A slice of a local SGE's memory, checked against this QP's PD, the region's bounds and access. */
     ByteBuf checkedSlice(Sge sge, int access) {
+        return checked(sge, access).buffer().slice((int) sge.offset(), sge.length());
+    }
+
+    /** The region of a local SGE, checked against this QP's PD, the region's bounds and access. */
+    MemoryRegion checked(Sge sge, int access) {
         MemoryRegion region = sge.region();
         if (!region.valid()) {
             throw new IllegalArgumentException("SGE region " + region + " is invalidated or deregistered");
@@ -221,7 +226,7 @@ public final class QueuePair {
         if ((region.access() & access) != access) {
             throw new IllegalArgumentException(region + " lacks " + org.jiwarp.ddp.Access.describe(access));
         }
-        return region.buffer().slice((int) sge.offset(), sge.length());
+        return region;
     }
 
     void attach(QpEngine engine) {

@@ -30,6 +30,8 @@ public final class Fpdu {
     /** Length of the ULPDU_LENGTH field. */
     public static final int HEADER_LENGTH = 2;
     public static final int CRC_LENGTH = 4;
+    /** The most octets an FPDU carries after its ULPDU without markers: 3 of pad and the CRC. */
+    public static final int MAX_TRAILER_LENGTH = 3 + CRC_LENGTH;
     /** The largest ULPDU the 16-bit length field can describe. */
     public static final int MAX_ULPDU_LENGTH = 0xFFFF;
 
