@@ -1,0 +1,16 @@
+/**
+ * The Linux soft-iWARP (siw) peer for interoperability tests: Debian 12's kernel with an
+ * out-of-tree {@code siw.ko} and rdma-core's tools, booted under QEMU from an image that
+ * {@code conformance-tests/siw-peer/build-peer.sh} builds and caches outside the repository.
+ *
+ * <p>{@link org.jiwarp.conformance.siw.SiwPeerImage} finds or builds the image;
+ * {@link org.jiwarp.conformance.siw.SiwPeer} boots it once and runs commands in it (rping, perftest's
+ * {@code ib_*} programs, {@code rdma}), forwards host ports to guest ports, and records the guest's
+ * traffic to a pcap. Tests that need it are tagged {@code siw}; they skip where
+ * {@link org.jiwarp.conformance.siw.SiwPeerImage#whyUnavailable()} says the peer cannot exist, and
+ * {@code JIWARP_SIW=skip} switches them off.
+ *
+ * <p>What siw does on the wire (Rev 2 + Enhanced with IRD/ORD of at least 1, no markers, its
+ * Terminate bit order, its accept race) is in the project's iWARP notes, "siw behaviour".
+ */
+package org.jiwarp.conformance.siw;
