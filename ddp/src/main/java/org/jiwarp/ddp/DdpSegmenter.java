@@ -2,6 +2,7 @@ package org.jiwarp.ddp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import org.jiwarp.mpa.UlpduParts;
 import io.netty.buffer.CompositeByteBuf;
 import java.util.function.Consumer;
 import org.jiwarp.wire.ddp.DdpHeaders;
@@ -52,7 +53,7 @@ public final class DdpSegmenter {
     public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
             ByteBuf message, int mulpdu, Consumer<ByteBuf> out) {
         segmentTagged(alloc, rdmapControl, stag, taggedOffset, message, message.readerIndex(), message.readableBytes(),
-                mulpdu, 0, out);
+                mulpdu, 0, segment -> out.accept(asBuffer(alloc, segment)));
     }
 
     /**
@@ -62,7 +63,7 @@ public final class DdpSegmenter {
      * the source.
      */
     public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
-            ByteBuf source, int index, int length, int mulpdu, int inline, Consumer<ByteBuf> out) {
+            ByteBuf source, int index, int length, int mulpdu, int inline, Consumer<Object> out) {
         int chunk = chunk(mulpdu, DdpHeaders.TAGGED_HEADER_LENGTH);
         int offset = 0;
         do {
@@ -70,7 +71,7 @@ public final class DdpSegmenter {
             boolean last = offset + n == length;
             ByteBuf header = header(alloc, DdpHeaders.TAGGED_HEADER_LENGTH, n, inline);
             DdpHeaders.writeTagged(header, last, rdmapControl, stag, taggedOffset + offset);
-            out.accept(ulpdu(alloc, header, source, index + offset, n, inline));
+            out.accept(ulpdu(header, source, index + offset, n, inline));
             offset += n;
         } while (offset < length);
     }
@@ -89,7 +90,7 @@ public final class DdpSegmenter {
     public static void segmentUntagged(ByteBufAllocator alloc, int rdmapControl, int rsvdUlpWord, long qn, long msn,
             ByteBuf message, int mulpdu, Consumer<ByteBuf> out) {
         segmentUntagged(alloc, rdmapControl, rsvdUlpWord, qn, msn, message, message.readerIndex(),
-                message.readableBytes(), mulpdu, 0, out);
+                message.readableBytes(), mulpdu, 0, segment -> out.accept(asBuffer(alloc, segment)));
     }
 
     /**
@@ -98,7 +99,7 @@ public final class DdpSegmenter {
      * {@code inline} payload octets (see {@link #HEADROOM}).
      */
     public static void segmentUntagged(ByteBufAllocator alloc, int rdmapControl, int rsvdUlpWord, long qn, long msn,
-            ByteBuf source, int index, int length, int mulpdu, int inline, Consumer<ByteBuf> out) {
+            ByteBuf source, int index, int length, int mulpdu, int inline, Consumer<Object> out) {
         int chunk = chunk(mulpdu, DdpHeaders.UNTAGGED_HEADER_LENGTH);
         int offset = 0;
         do {
@@ -106,7 +107,7 @@ public final class DdpSegmenter {
             boolean last = offset + n == length;
             ByteBuf header = header(alloc, DdpHeaders.UNTAGGED_HEADER_LENGTH, n, inline);
             DdpHeaders.writeUntagged(header, last, rdmapControl, rsvdUlpWord, qn, msn, offset);
-            out.accept(ulpdu(alloc, header, source, index + offset, n, inline));
+            out.accept(ulpdu(header, source, index + offset, n, inline));
             offset += n;
         } while (offset < length);
     }
@@ -132,7 +133,9 @@ public final class DdpSegmenter {
      */
     private static ByteBuf header(ByteBufAllocator alloc, int headerLength, int payload, int inline) {
         if (payload == 0 || payload > inline) {
-            return alloc.buffer(headerLength, headerLength);
+            // Its own small buffer, with headroom for the framer: the payload goes as a slice.
+            ByteBuf header = alloc.directBuffer(HEADROOM + headerLength);
+            return header.writerIndex(HEADROOM).readerIndex(HEADROOM);
         }
         return flat(alloc, headerLength + payload);
     }
@@ -146,24 +149,35 @@ public final class DdpSegmenter {
         return flat.writerIndex(HEADROOM).readerIndex(HEADROOM);
     }
 
-    private static ByteBuf ulpdu(ByteBufAllocator alloc, ByteBuf header, ByteBuf message, int index, int length,
-            int inline) {
-        if (length > 0 && length <= inline) {
+    /**
+     * The segment: the flat buffer itself (inline, or no payload), else the header and a retained
+     * slice of the payload as {@link UlpduParts}.
+     */
+    private static Object ulpdu(ByteBuf header, ByteBuf message, int index, int length, int inline) {
+        if (length == 0) {
+            return header;
+        }
+        if (length <= inline) {
             // Copied by the source (memory address to memory address), with no NIO view in between.
             message.getBytes(index, header, header.writerIndex(), length);
             return header.writerIndex(header.writerIndex() + length);
         }
-        CompositeByteBuf ulpdu;
+        ByteBuf payload;
         try {
-            ulpdu = alloc.compositeBuffer(2);
+            payload = message.retainedSlice(index, length);
         } catch (RuntimeException | Error e) {
             header.release();
             throw e;
         }
-        ulpdu.addComponent(true, header);
-        if (length > 0) {
-            ulpdu.addComponent(true, message.retainedSlice(index, length));
+        return new UlpduParts(header, payload);
+    }
+
+    /** A segment as one composite buffer (the form of the overloads without {@code inline}). */
+    private static ByteBuf asBuffer(ByteBufAllocator alloc, Object segment) {
+        if (segment instanceof UlpduParts) {
+            return ((UlpduParts) segment).toComposite(alloc);
         }
-        return ulpdu;
+        CompositeByteBuf composite = alloc.compositeBuffer(2);
+        return composite.addComponent(true, (ByteBuf) segment);
     }
 }

@@ -78,6 +78,14 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
 
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        if (msg instanceof UlpduParts) {
+            UlpduParts parts = (UlpduParts) msg;
+            if (!markersEnabled && parts.length() <= Fpdu.MAX_ULPDU_LENGTH) {
+                writeParts(ctx, parts, promise);
+                return;
+            }
+            msg = parts.toComposite(ctx.alloc());
+        }
         if (!(msg instanceof ByteBuf)) {
             ctx.write(msg, promise);
             return;
@@ -97,6 +105,33 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
         }
         ulpdu.release();
         ctx.write(fpdu, promise);
+    }
+
+    /**
+     * RFC 5044 section 4.1 for a ULPDU in two pieces: ULPDU_LENGTH in the header's headroom, then
+     * header, payload and a trailer of pad and CRC, written as three buffers (the promise on the last).
+     */
+    private void writeParts(ChannelHandlerContext ctx, UlpduParts parts, ChannelPromise promise) {
+        ByteBuf header = parts.header().retain();
+        ByteBuf payload = parts.payload().retain();
+        parts.release();
+        int length = header.readableBytes() + payload.readableBytes();
+        int start = header.readerIndex() - Fpdu.HEADER_LENGTH;
+        header.setShort(start, length);
+        header.readerIndex(start);
+        int pad = Fpdu.padLength(length);
+        ByteBuf trailer = ctx.alloc().directBuffer(pad + Fpdu.CRC_LENGTH).writeZero(pad);
+        int value = 0;
+        if (crcEnabled) {
+            value = crc.reset().update(header, start, header.readableBytes())
+                    .update(payload, payload.readerIndex(), payload.readableBytes())
+                    .update(trailer, 0, pad).value();
+        }
+        trailer.writeIntLE(value);
+        streamPosition += header.readableBytes() + payload.readableBytes() + trailer.readableBytes();
+        ctx.write(header, ctx.voidPromise());
+        ctx.write(payload, ctx.voidPromise());
+        ctx.write(trailer, promise);
     }
 
     /**

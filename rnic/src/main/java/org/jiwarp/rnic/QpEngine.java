@@ -312,11 +312,11 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
     }
 
     /** Writes every segment but the last with the void promise, the last with a real one (or void). */
-    private final class SegmentWriter implements Consumer<ByteBuf> {
-        private ByteBuf held;
+    private final class SegmentWriter implements Consumer<Object> {
+        private Object held;
 
         @Override
-        public void accept(ByteBuf segment) {
+        public void accept(Object segment) {
             if (held != null) {
                 ctx.write(held, ctx.voidPromise());
             }

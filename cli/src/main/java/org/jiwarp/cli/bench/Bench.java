@@ -19,13 +19,43 @@ public final class Bench {
     }
 
     /**
+     * Bytes allocated on the heap by every live thread of this JVM so far (both ends when embedded),
+     * or -1 where the JVM cannot tell.
+     */
+    static long allocatedBytes() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        if (!(threads instanceof com.sun.management.ThreadMXBean)) {
+            return -1;
+        }
+        com.sun.management.ThreadMXBean hotspot = (com.sun.management.ThreadMXBean) threads;
+        long total = 0;
+        for (long bytes : hotspot.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+            total += Math.max(0, bytes);
+        }
+        return total;
+    }
+
+    private static long heapAfterGc() {
+        Runtime runtime = Runtime.getRuntime();
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        return runtime.totalMemory() - runtime.freeMemory();
+    }
+
+    /**
      * @param progressLine called about once a second with a one-line status, or {@code null}
      */
     static BenchResult run(BenchTransport transport, BenchSpec spec, int connections, Limit limit,
             Consumer<String> progressLine) throws Exception {
         LongAdder progress = new LongAdder();
+        long heapBefore = connections >= 100 ? heapAfterGc() : 0;
         List<BenchTransport.Connection> opened = transport.connect(spec, connections, progress, limit);
         try {
+            // The stack's own heap per connection, measured idle: the registered buffers are direct
+            // memory and the application's, so they are not in it.
+            long heapPerConnection = connections >= 100 ? (heapAfterGc() - heapBefore) / connections : -1;
+            long allocatedBefore = allocatedBytes();
             long begin = System.nanoTime();
             for (BenchTransport.Connection connection : opened) {
                 connection.begin();
@@ -58,6 +88,7 @@ public final class Bench {
                 }
             }
             all.get();
+            long allocated = allocatedBytes() - allocatedBefore;
             for (BenchTransport.Connection connection : opened) {
                 connection.verify().get(30, TimeUnit.SECONDS);
             }
@@ -77,7 +108,8 @@ public final class Bench {
             if (peak < average) {
                 peak = average;
             }
-            return new BenchResult(transport.name(), spec, connections, messages, seconds, peak, latency);
+            return new BenchResult(transport.name(), spec, connections, messages, seconds, peak, latency, allocated,
+                    heapPerConnection);
         } finally {
             for (BenchTransport.Connection connection : opened) {
                 connection.close();

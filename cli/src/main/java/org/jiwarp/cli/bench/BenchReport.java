@@ -12,18 +12,25 @@ public final class BenchReport {
 
     public static void table(PrintWriter out, String title, List<BenchResult> results) {
         out.println(title);
-        out.println(String.format(Locale.ROOT, "%-7s %-10s %8s %10s %9s %9s %9s %9s %10s %9s %9s %9s %9s %7s",
+        out.println(String.format(Locale.ROOT, "%-7s %-10s %8s %10s %9s %9s %9s %9s %10s %9s %9s %9s %9s %7s %9s",
                 "stack", "op", "bytes", "iterations", "Gb/s avg", "Gb/s peak", "MB/s avg", "MB/s peak",
-                "msg/s", "p50 us", "p99 us", "p99.9 us", "max us", "ratio"));
+                "msg/s", "p50 us", "p99 us", "p99.9 us", "max us", "ratio", "alloc B/KiB"));
         for (BenchResult r : results) {
             BenchResult tcp = baselineOf(r, results);
             String ratio = r.stack().equals("tcp") || tcp == null ? "" : String.format(Locale.ROOT, "%.3f", ratio(r, tcp));
             out.println(String.format(Locale.ROOT,
-                    "%-7s %-10s %8d %10d %9.2f %9.2f %9.1f %9.1f %10.0f %9.2f %9.2f %9.2f %9.2f %7s",
+                    "%-7s %-10s %8d %10d %9.2f %9.2f %9.1f %9.1f %10.0f %9.2f %9.2f %9.2f %9.2f %7s %9.3f",
                     r.stack(), r.spec().op().name().toLowerCase(Locale.ROOT) + (r.spec().mode() == BenchMode.LAT
                             ? "-lat" : "-bw"), r.spec().size(), r.messages(), r.gbitPerSecond(),
                     r.peakGbitPerSecond(), r.mibPerSecond(), r.peakMibPerSecond(), r.messagesPerSecond(),
-                    r.latencyMicros(50), r.latencyMicros(99), r.latencyMicros(99.9), r.maxLatencyMicros(), ratio));
+                    r.latencyMicros(50), r.latencyMicros(99), r.latencyMicros(99.9), r.maxLatencyMicros(), ratio,
+                    r.allocatedPerKib()));
+        }
+        for (BenchResult r : results) {
+            if (r.heapPerConnection() >= 0) {
+                out.println(String.format(Locale.ROOT, "%s: %d connections idle hold %.1f KiB of heap each",
+                        r.stack(), r.connections(), r.heapPerConnection() / 1024.0));
+            }
         }
         out.flush();
     }
@@ -72,7 +79,9 @@ public final class BenchReport {
                     .append(",\"latencyMicros\":{\"p50\":").append(number(r.latencyMicros(50)))
                     .append(",\"p99\":").append(number(r.latencyMicros(99)))
                     .append(",\"p99.9\":").append(number(r.latencyMicros(99.9)))
-                    .append(",\"max\":").append(number(r.maxLatencyMicros())).append('}');
+                    .append(",\"max\":").append(number(r.maxLatencyMicros())).append('}')
+                    .append(",\"allocatedBytesPerKib\":").append(number(r.allocatedPerKib()))
+                    .append(",\"heapBytesPerIdleConnection\":").append(r.heapPerConnection());
             if (!r.stack().equals("tcp") && tcp != null) {
                 json.append(",\"ratioToTcp\":").append(number(ratio(r, tcp)));
             }

@@ -11,9 +11,18 @@ import org.HdrHistogram.Histogram;
  * @param peakBytesPerSecond the best 100 ms window (the average when the run is shorter)
  * @param latency    nanoseconds: post to completion (bandwidth runs) or half the round trip
  *                   (latency runs; the whole of it for Read)
+ * @param allocatedBytes heap bytes allocated by the whole JVM during the measured run (both ends
+ *                   when embedded; threads that ended during the run are not counted), or negative
+ * @param heapPerConnection heap bytes per connection, measured idle after a GC, for runs of 100
+ *                   connections or more; else -1
  */
 public record BenchResult(String stack, BenchSpec spec, int connections, long messages, double seconds,
-        double peakBytesPerSecond, Histogram latency) {
+        double peakBytesPerSecond, Histogram latency, long allocatedBytes, long heapPerConnection) {
+
+    /** Heap bytes allocated per KiB moved, or -1 when unknown. */
+    public double allocatedPerKib() {
+        return allocatedBytes < 0 || bytes() == 0 ? -1 : allocatedBytes / (bytes() / 1024.0);
+    }
 
     public long bytes() {
         return messages * (long) spec.size();

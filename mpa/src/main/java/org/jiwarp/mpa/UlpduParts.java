@@ -1,0 +1,68 @@
+package org.jiwarp.mpa;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.AbstractReferenceCounted;
+import io.netty.util.ReferenceCounted;
+
+/**
+ * A ULPDU in two pieces, as the layer above builds it without copying: its header (a small buffer
+ * of its own, with {@link #HEADROOM} before it for ULPDU_LENGTH) and its payload (a retained slice of
+ * registered memory). {@link FpduFramer} writes the FPDU as three buffers, header, payload and
+ * trailer (pad and CRC), instead of assembling a composite: no component objects, no NIO views.
+ * Whoever holds it releases it, and with it both pieces.
+ */
+public final class UlpduParts extends AbstractReferenceCounted {
+
+    /** Octets free before the header: RFC 5044 section 4.1's ULPDU_LENGTH. */
+    public static final int HEADROOM = org.jiwarp.wire.mpa.Fpdu.HEADER_LENGTH;
+
+    private final ByteBuf header;
+    private final ByteBuf payload;
+
+    /**
+     * @param header  the header's readable bytes, with at least {@link #HEADROOM} octets before its
+     *                reader index that the framer may overwrite
+     * @param payload the payload's readable bytes; not empty
+     */
+    public UlpduParts(ByteBuf header, ByteBuf payload) {
+        if (header.readerIndex() < HEADROOM) {
+            throw new IllegalArgumentException("the header needs " + HEADROOM + " octets of headroom");
+        }
+        this.header = header;
+        this.payload = payload;
+    }
+
+    public ByteBuf header() {
+        return header;
+    }
+
+    public ByteBuf payload() {
+        return payload;
+    }
+
+    public int length() {
+        return header.readableBytes() + payload.readableBytes();
+    }
+
+    /** The same ULPDU as one buffer, for paths that need one (markers): takes over both pieces. */
+    public ByteBuf toComposite(io.netty.buffer.ByteBufAllocator alloc) {
+        io.netty.buffer.CompositeByteBuf composite = alloc.compositeBuffer(2);
+        composite.addComponent(true, header.retain());
+        composite.addComponent(true, payload.retain());
+        release();
+        return composite;
+    }
+
+    @Override
+    protected void deallocate() {
+        header.release();
+        payload.release();
+    }
+
+    @Override
+    public ReferenceCounted touch(Object hint) {
+        header.touch(hint);
+        payload.touch(hint);
+        return this;
+    }
+}
