@@ -47,7 +47,18 @@ public final class Crc32c {
         if (length == 0) {
             return this;
         }
-        if (buf.hasArray()) {
+        if (buf instanceof io.netty.buffer.CompositeByteBuf) {
+            // Component by component: no array of NIO views for the whole range.
+            io.netty.buffer.CompositeByteBuf composite = (io.netty.buffer.CompositeByteBuf) buf;
+            for (int i = composite.toComponentIndex(index); length > 0; i++) {
+                ByteBuf part = composite.internalComponent(i);
+                int offset = index - composite.toByteIndex(i);
+                int n = Math.min(length, part.readableBytes() - offset);
+                update(part, part.readerIndex() + offset, n);
+                index += n;
+                length -= n;
+            }
+        } else if (buf.hasArray()) {
             update(buf.array(), buf.arrayOffset() + index, length);
         } else if (buf.nioBufferCount() == 1) {
             update(buf.internalNioBuffer(index, length));
