@@ -94,6 +94,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the results as JSON instead of a table.")
     boolean json;
 
+    @Option(names = "--markdown", description = "Print the results as a Markdown table.")
+    boolean markdown;
+
     @Mixin
     ConnectionOptions connection;
 
@@ -109,7 +112,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        boolean interactive = System.console() != null && !json;
+        boolean interactive = System.console() != null && !json && !markdown;
         BenchRun.Settings settings = new BenchRun.Settings(mpaSettings(), connection.transport,
                 threads != null ? threads : host == null ? 1 : Runtime.getRuntime().availableProcessors(),
                 connection.captureDirectory());
@@ -157,6 +160,8 @@ final class BenchCommand implements Callable<Integer> {
             }
             if (json) {
                 BenchReport.json(out, results, title);
+            } else if (markdown) {
+                BenchReport.markdown(out, title, results);
             } else {
                 BenchReport.table(out, title, results);
             }
@@ -200,6 +205,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (emss != null && (emss < 128 || emss > 65535)) {
             throw new CommandLine.ParameterException(line, "--emss must be 128 to 65535, not " + emss);
+        }
+        if (json && markdown) {
+            throw new CommandLine.ParameterException(line, "--json and --markdown exclude each other");
         }
         if (warmup < 0) {
             throw new CommandLine.ParameterException(line, "--warmup must not be negative");

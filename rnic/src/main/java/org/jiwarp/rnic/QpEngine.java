@@ -69,7 +69,7 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
         SendSlot(SendWorkRequest wr) {
             this.id = wr.id();
             this.opcode = wr.opcode();
-            this.sgl = wr.sgl();
+            this.sgl = wr.sglUnsafe(); // immutable once the request is built
             this.remoteAddress = wr.remoteAddress();
             this.rkey = wr.rkey();
             this.invalidateStag = wr.invalidateStag();

@@ -57,6 +57,33 @@ public final class BenchReport {
         return null;
     }
 
+    /** The table as Markdown, one row per result, for the README. */
+    public static void markdown(PrintWriter out, String title, List<BenchResult> results) {
+        out.println("**" + title + "**");
+        out.println();
+        out.println("| stack | op | bytes | QPs | iterations | Gb/s avg | Gb/s peak | MB/s avg | msg/s | p50 us | p99 us "
+                + "| p99.9 us | max us | ratio to TCP | alloc B/KiB |");
+        out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (BenchResult r : results) {
+            BenchResult tcp = baselineOf(r, results);
+            String ratio = r.stack().equals("tcp") || tcp == null ? "" : String.format(Locale.ROOT, "%.3f", ratio(r, tcp));
+            out.println(String.format(Locale.ROOT,
+                    "| %s | %s | %d | %d | %d | %.2f | %.2f | %.1f | %.0f | %.2f | %.2f | %.2f | %.2f | %s | %.2f |",
+                    r.stack(), r.spec().op().name().toLowerCase(Locale.ROOT) + (r.spec().mode() == BenchMode.LAT
+                            ? "-lat" : "-bw"), r.spec().size(), r.connections(), r.messages(), r.gbitPerSecond(),
+                    r.peakGbitPerSecond(), r.mibPerSecond(), r.messagesPerSecond(), r.latencyMicros(50),
+                    r.latencyMicros(99), r.latencyMicros(99.9), r.maxLatencyMicros(), ratio, r.allocatedPerKib()));
+        }
+        for (BenchResult r : results) {
+            if (r.heapPerConnection() >= 0) {
+                out.println();
+                out.println(String.format(Locale.ROOT, "%s: %d connections idle hold %.1f KiB of heap each.",
+                        r.stack(), r.connections(), r.heapPerConnection() / 1024.0));
+            }
+        }
+        out.flush();
+    }
+
     public static void json(PrintWriter out, List<BenchResult> results, String settings) {
         StringBuilder json = new StringBuilder("{\"settings\":").append(quote(settings)).append(",\"results\":[");
         for (int i = 0; i < results.size(); i++) {
