@@ -240,11 +240,14 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             }
             waiting.pollFirst();
             issue(slot);
-            unsignaled = !slot.done && !slot.signaled && slot.opcode != SendWorkRequest.Opcode.RDMA_READ ? slot : null;
+            if (slot.opcode != SendWorkRequest.Opcode.RDMA_READ) {
+                // The batch's last Write or Send (a Read after it may fail, so it cannot retire it).
+                unsignaled = !slot.done && !slot.signaled ? slot : null;
+            }
         }
         if (unsignaled != null) {
-            // The batch ends in unsignaled Writes or Sends: one empty write below the framer (nothing
-            // goes on the wire) tells when they have all reached TCP, and retires them silently.
+            // The batch's last Write or Send is unsignaled: one empty write below the framer (nothing
+            // goes on the wire) tells when it and those before it have reached TCP, and retires them.
             ctx.pipeline().firstContext().write(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(unsignaled);
         }
     }

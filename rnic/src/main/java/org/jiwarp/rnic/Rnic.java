@@ -113,11 +113,16 @@ public final class Rnic implements AutoCloseable {
     /** Listens for connections; every request goes to {@code listener}. */
     public RnicListener listen(InetSocketAddress address, ConnectionListener listener) {
         MpaSettings settings = options.mpa();
+        SetupLimit limit = new SetupLimit(options.maxSetups());
         ChannelFuture bind = new ServerBootstrap().group(group).channel(serverChannelClass)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (!limit.admit(ch)) {
+                            ch.close();
+                            return;
+                        }
                         channels.add(ch);
                         ch.closeFuture().addListener(f -> channels.remove(ch));
                         if (options.capture() != null) {
@@ -125,10 +130,11 @@ public final class Rnic implements AutoCloseable {
                         }
                         ch.pipeline().addLast("mpa", new MpaResponderHandler(settings,
                                 request -> listener.onConnectRequest(new ConnectRequest(request))));
+                        ch.pipeline().addLast("setup-limit", limit.watcher(ch));
                     }
                 }).bind(address).syncUninterruptibly();
         channels.add(bind.channel());
-        return new RnicListener(bind.channel());
+        return new RnicListener(bind.channel(), limit);
     }
 
     /** Connects {@code qp} (IDLE) to a listening peer; completes when the QP is RTS. */
@@ -137,6 +143,8 @@ public final class Rnic implements AutoCloseable {
             throw new IllegalStateException(qp + " is not IDLE");
         }
         MpaSettings settings = options.mpa().toBuilder().ird(qp.config().ird()).ord(qp.config().ord()).build();
+        // Built here, so that a bad argument (private data over the limit) throws in the caller.
+        MpaInitiatorHandler mpa = new MpaInitiatorHandler(settings, privateData);
         QpEngine engine = qp.newEngine();
         ChannelFuture connect = new Bootstrap().group(group).channel(channelClass)
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -148,7 +156,7 @@ public final class Rnic implements AutoCloseable {
                         if (options.capture() != null) {
                             ch.pipeline().addFirst("pcap", new PcapCapture(options.capture(), true));
                         }
-                        ch.pipeline().addLast("mpa", new MpaInitiatorHandler(settings, privateData));
+                        ch.pipeline().addLast("mpa", mpa);
                         ch.pipeline().addLast("qp-" + qp.number(), engine);
                     }
                 }).connect(remote);

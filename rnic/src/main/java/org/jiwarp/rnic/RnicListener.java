@@ -7,9 +7,21 @@ import java.net.InetSocketAddress;
 public final class RnicListener implements AutoCloseable {
 
     private final Channel channel;
+    private final SetupLimit limit;
 
-    RnicListener(Channel channel) {
+    RnicListener(Channel channel, SetupLimit limit) {
         this.channel = channel;
+        this.limit = limit;
+    }
+
+    /** Connections now in MPA setup. */
+    public int setupsInProgress() {
+        return limit.inProgress();
+    }
+
+    /** Connections closed at once because {@link RnicOptions#maxSetups(int)} were already in setup. */
+    public long refusedSetups() {
+        return limit.refused();
     }
 
     public InetSocketAddress localAddress() {

@@ -25,6 +25,7 @@ public final class RnicOptions {
     private Transport transport = Transport.AUTO;
     private MpaSettings mpa = MpaSettings.builder().rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build();
     private int maxStags = 1 << 16;
+    private int maxSetups = 256;
     private Path capture;
 
     public static RnicOptions defaults() {
@@ -53,6 +54,24 @@ public final class RnicOptions {
     public RnicOptions maxStags(int maxStags) {
         this.maxStags = maxStags;
         return this;
+    }
+
+    /**
+     * The most inbound connections a listener keeps in MPA setup at once (TCP accepted, no MPA
+     * Request answered yet). Beyond it, new connections are closed at once and counted
+     * ({@link RnicListener#refusedSetups()}): a flood of connections that never finish the handshake
+     * costs at most this many pipelines, each of them dropped by the Request timeout.
+     */
+    public RnicOptions maxSetups(int maxSetups) {
+        if (maxSetups < 1) {
+            throw new IllegalArgumentException("maxSetups must be positive: " + maxSetups);
+        }
+        this.maxSetups = maxSetups;
+        return this;
+    }
+
+    public int maxSetups() {
+        return maxSetups;
     }
 
     /**

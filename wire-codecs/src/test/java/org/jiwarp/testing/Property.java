@@ -41,7 +41,7 @@ public final class Property {
     /** Runs {@code body} for {@code cases} seeded cases; rethrows the first failure with its seed. */
     public static void forAll(String name, int cases, Consumer<SplittableRandom> body) {
         String fixed = System.getProperty("jiwarp.seed");
-        long base = fixed != null && !fixed.isBlank() ? Long.decode(fixed.trim()) : System.nanoTime() * GOLDEN_GAMMA;
+        long base = fixed != null && !fixed.isBlank() ? parseSeed(fixed.trim()) : System.nanoTime() * GOLDEN_GAMMA;
         for (int i = 0; i < cases; i++) {
             long seed = base + i * GOLDEN_GAMMA;
             try {
@@ -112,5 +112,11 @@ public final class Property {
             left -= n;
         }
         return java.util.Arrays.copyOf(chunks, count);
+    }
+
+    /** A seed as printed on failure: {@code 0x} and 16 hex digits, unsigned (or a decimal number). */
+    static long parseSeed(String text) {
+        return text.startsWith("0x") || text.startsWith("0X") ? Long.parseUnsignedLong(text.substring(2), 16)
+                : Long.parseLong(text);
     }
 }
