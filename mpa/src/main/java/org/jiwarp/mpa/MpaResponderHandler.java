@@ -139,18 +139,22 @@ public final class MpaResponderHandler extends MpaSetupHandler {
 
     /**
      * Called on the event loop by {@link MpaConnectRequest}; {@code ird} and {@code ord}, when not
-     * negative, lower what the Reply offers (the queue pair chosen at accept time has its own).
+     * negative, are the accepting queue pair's own: they lower what an enhanced Reply offers, and
+     * without the enhanced setup they are the connection's limits.
      */
     void decide(boolean accept, byte[] privateData, int ird, int ord) {
         if (finished() || !ctx.channel().isActive()) {
             return;
         }
-        if (accept && proposed.enhanced() && (ird >= 0 || ord >= 0)) {
+        if (accept && (ird >= 0 || ord >= 0)) {
+            // Enhanced setup: cut to what the initiator offered. Without it nothing is exchanged, and
+            // the accepting queue pair's own limits hold (the ULPs agree on them out of band).
             MpaParameters p = proposed;
+            boolean negotiated = p.enhanced();
             proposed = new MpaParameters(p.initiator(), p.revision(), p.enhanced(), p.crc(), p.markersToPeer(),
-                    p.markersFromPeer(), ird >= 0 ? Math.min(ird, request.ord()) : p.ird(),
-                    ord >= 0 ? Math.min(ord, request.ird()) : p.ord(), p.peerToPeer(), p.rtr(), p.mulpdu(),
-                    p.maxInboundUlpdu(), p.peerPrivateData());
+                    p.markersFromPeer(), ird < 0 ? p.ird() : negotiated ? Math.min(ird, request.ord()) : ird,
+                    ord < 0 ? p.ord() : negotiated ? Math.min(ord, request.ird()) : ord, p.peerToPeer(), p.rtr(),
+                    p.mulpdu(), p.maxInboundUlpdu(), p.peerPrivateData());
         }
         int limit = settings.privateDataLimit() - (proposed.enhanced() ? MpaEnhanced.LENGTH : 0);
         if (privateData.length > limit) {
