@@ -1,0 +1,320 @@
+package org.jiwarp.conformance.adversarial;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jiwarp.mpa.MpaException;
+import org.jiwarp.mpa.MpaRejectedException;
+import org.jiwarp.rdmap.TerminateMessages;
+import org.jiwarp.rnic.QpState;
+import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.rdmap.RdmapHeaders;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
+import org.jiwarp.wire.rdmap.ReadRequestHeader;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateHeader;
+
+/**
+ * What jiwarp must do about a case: the expected outcome and its check.
+ *
+ * <ul>
+ *   <li>{@link #terminate}: exactly one Terminate with this layer, error type and code, carrying
+ *       exactly the headers named by {@link Carried}, then the connection closes;</li>
+ *   <li>{@link #closed}: the connection closes without a Terminate from jiwarp (a lost LLP, or the
+ *       peer's own Terminate);</li>
+ *   <li>{@link #accepted}: nothing goes wrong; the case's check sees the effect;</li>
+ *   <li>{@link #setupClosed} / {@link #setupRejected}: during MPA startup, a close without a Reply
+ *       (or a Reply with R set, then a close), and the MPA error behind it;</li>
+ *   <li>{@link #connectFails} / {@link #connected}: jiwarp as initiator.</li>
+ * </ul>
+ */
+interface Outcome {
+
+    long WAIT_MILLIS = 10_000;
+
+    void verify(CaseContext ctx) throws Exception;
+
+    String describe();
+
+    /** What a Terminate carries (RFC 5040 section 4.8, HdrCt). */
+    enum Carried {
+        /** HdrCt 0: nothing (LLP errors, or no whole DDP header to carry). */
+        NOTHING,
+        /** M and D: the DDP Segment Length and the offending DDP header. */
+        DDP_HEADER,
+        /** M, D and R: and the offending RDMA Read Request header. */
+        DDP_AND_READ_REQUEST
+    }
+
+    /** A check a case adds to {@link #accepted}. */
+    @FunctionalInterface
+    interface Check {
+        void run(CaseContext ctx) throws Exception;
+    }
+
+    static Outcome terminate(TerminateError error, Carried carried) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                RawConnection peer = ctx.peer;
+                byte[] terminate = peer.await(RawConnection::isTerminate, WAIT_MILLIS);
+                assertNotNull(terminate, "no Terminate; received " + peer.describe());
+                assertTerminate(terminate, error, carried, ctx.offending);
+                assertTrue(peer.awaitClosed(WAIT_MILLIS), "the connection stays open after the Terminate");
+                java.util.List<byte[]> all = peer.received();
+                assertEquals(1, all.stream().filter(RawConnection::isTerminate).count(), "exactly one Terminate");
+                // RFC 5040 section 5.4: nothing follows a Terminate on the stream.
+                assertTrue(RawConnection.isTerminate(all.get(all.size() - 1)), "the Terminate is the last message: "
+                        + peer.describe());
+                peer.close();
+                awaitServerDown(ctx);
+                assertEquals(error, ctx.served.qp.terminateSent(), "the Terminate the queue pair reports");
+            }
+
+            @Override
+            public String describe() {
+                return "Terminate " + error.describe() + " carrying " + carried;
+            }
+        };
+    }
+
+    /** The connection closes; jiwarp sends no Terminate; the queue pair received {@code peerTerminate} (or none). */
+    static Outcome closed(TerminateError peerTerminate) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                RawConnection peer = ctx.peer;
+                assertTrue(peer.awaitClosed(WAIT_MILLIS), "jiwarp did not close the connection: " + peer.describe());
+                assertTrue(peer.received().stream().noneMatch(RawConnection::isTerminate),
+                        "no Terminate from jiwarp: " + peer.describe());
+                peer.close();
+                awaitServerDown(ctx);
+                assertNull(ctx.served.qp.terminateSent());
+                TerminateMessages.Received received = ctx.served.qp.terminateReceived();
+                if (peerTerminate == null) {
+                    assertTrue(received == null || received.error() == null, "no Terminate was received: " + received);
+                } else {
+                    assertNotNull(received, "the peer's Terminate reached the queue pair");
+                    assertEquals(peerTerminate, received.error(), received.describe());
+                }
+            }
+
+            @Override
+            public String describe() {
+                return "close without a Terminate" + (peerTerminate == null ? "" : ", the peer's "
+                        + peerTerminate.describe() + " delivered");
+            }
+        };
+    }
+
+    /** Nothing goes wrong: no Terminate, the queue pair stays RTS, and {@code check} passes. */
+    static Outcome accepted(String what, Check check) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                check.run(ctx);
+                assertEquals(QpState.RTS, ctx.served.qp.state(), "the queue pair carries on");
+                assertNull(ctx.served.qp.terminateSent());
+                assertTrue(ctx.peer.received().stream().noneMatch(RawConnection::isTerminate),
+                        "no Terminate: " + ctx.peer.describe());
+            }
+
+            @Override
+            public String describe() {
+                return "accepted: " + what;
+            }
+        };
+    }
+
+    /** MPA startup: jiwarp closes without a Reply; the embedded responder reports {@code mpaError}. */
+    static Outcome setupClosed(TerminateError mpaError, Duration elapse) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                byte[] back = ctx.peer.readUntilClosed(WAIT_MILLIS);
+                assertEquals(0, back.length, "no Reply to a bad Request: " + JiwarpTarget.hex(back));
+                assertProbe(ctx, mpaError, elapse);
+            }
+
+            @Override
+            public String describe() {
+                return "close without a Reply, MPA error " + mpaError.describe();
+            }
+        };
+    }
+
+    /** MPA startup: a Reply with R set, then a close; the embedded responder reports {@code mpaError}. */
+    static Outcome setupRejected(TerminateError mpaError) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                MpaBytes.Parsed reply = ctx.peer.readMpaFrame(WAIT_MILLIS);
+                assertTrue(reply.reply() && reply.reject(), "a Reply with R set: flags " + reply.flags());
+                assertEquals(0, ctx.peer.readUntilClosed(WAIT_MILLIS).length, "nothing after the rejection");
+                assertProbe(ctx, mpaError, null);
+            }
+
+            @Override
+            public String describe() {
+                return "Reply with R set, close, MPA error " + mpaError.describe();
+            }
+        };
+    }
+
+    private static void assertProbe(CaseContext ctx, TerminateError mpaError, Duration elapse) {
+        MpaProbe.Result probe = MpaProbe.responder(ctx.target.settings, ctx.setupBytes.toByteArray(),
+                ctx.testCase.spec().hold(), elapse);
+        assertEquals(mpaError, probe.error(), "the MPA error: " + probe.exceptions());
+        assertTrue(probe.closed(), "the embedded responder closed");
+    }
+
+    /**
+     * jiwarp as initiator fails with {@code mpaError} (an {@link MpaException}) and closes; the raw
+     * responder receives nothing after its Reply (no Terminate).
+     */
+    static Outcome connectFails(TerminateError mpaError) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                Throwable cause = connectFailure(ctx);
+                assertInstanceOf(MpaException.class, cause, String.valueOf(cause));
+                assertFalse(cause instanceof MpaRejectedException, String.valueOf(cause));
+                assertEquals(mpaError, ((MpaException) cause).error(), String.valueOf(cause));
+                byte[] after = ctx.peer.readUntilClosed(WAIT_MILLIS);
+                assertEquals(0, after.length, "jiwarp sent nothing after the Reply: " + JiwarpTarget.hex(after));
+                ctx.clientQp.closeFuture().get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+                assertEquals(QpState.ERROR, ctx.clientQp.state());
+            }
+
+            @Override
+            public String describe() {
+                return "connect fails with MPA error " + mpaError.describe() + ", close, no Terminate";
+            }
+        };
+    }
+
+    /** jiwarp as initiator reports the rejection with the responder's private data, and closes. */
+    static Outcome connectRejected(byte[] privateData) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                Throwable cause = connectFailure(ctx);
+                assertInstanceOf(MpaRejectedException.class, cause, String.valueOf(cause));
+                assertArrayEquals(privateData, ((MpaRejectedException) cause).privateData());
+                assertEquals(0, ctx.peer.readUntilClosed(WAIT_MILLIS).length);
+            }
+
+            @Override
+            public String describe() {
+                return "connect reports the rejection and its private data, close";
+            }
+        };
+    }
+
+    /** jiwarp as initiator connects; {@code check} looks at what follows. */
+    static Outcome connected(String what, Check check) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                ctx.connect.get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+                check.run(ctx);
+            }
+
+            @Override
+            public String describe() {
+                return "connects: " + what;
+            }
+        };
+    }
+
+    private static Throwable connectFailure(CaseContext ctx) throws Exception {
+        try {
+            ctx.connect.get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (TimeoutException e) {
+            fail("the connect neither completed nor failed within " + WAIT_MILLIS + " ms");
+        }
+        fail("the connect succeeded");
+        return null;
+    }
+
+    /** The server queue pair reached ERROR; every receive posted completed exactly once. */
+    private static void awaitServerDown(CaseContext ctx) throws Exception {
+        ctx.served.qp.closeFuture().get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        assertEquals(QpState.ERROR, ctx.served.qp.state());
+    }
+
+    /**
+     * Checks a Terminate ULPDU bit for bit against what RFC 5040 sections 4.8 and 5.4 require for
+     * {@code expected} caused by {@code offending}.
+     */
+    static void assertTerminate(byte[] bytes, TerminateError expected, Carried carried, byte[] offending) {
+        ByteBuf terminate = Unpooled.wrappedBuffer(bytes);
+        try {
+            // RFC 5040 sections 4.8 and 5.4: untagged, last, queue 2, MSN 1 (the first there), MO 0.
+            assertFalse(DdpHeaders.tagged(terminate, 0), "Terminate is untagged");
+            assertTrue(DdpHeaders.last(terminate, 0), "Terminate has L set");
+            assertEquals(DdpHeaders.DDP_VERSION, DdpHeaders.version(terminate, 0));
+            assertEquals(0, DdpHeaders.reserved(terminate, 0), "DDP reserved bits");
+            assertEquals(RdmapHeaders.RDMAP_VERSION, RdmapHeaders.version(terminate, 0));
+            assertEquals(RdmapOpcode.TERMINATE, RdmapHeaders.opcode(terminate, 0));
+            assertEquals(0, RdmapHeaders.invalidateStag(terminate, 0), "Invalidate STag field of a Terminate");
+            assertEquals(DdpHeaders.QN_TERMINATE, DdpHeaders.qn(terminate, 0));
+            assertEquals(1, DdpHeaders.msn(terminate, 0), "Terminate MSN");
+            assertEquals(0, DdpHeaders.mo(terminate, 0), "Terminate MO");
+
+            TerminateMessages.Received received = TerminateMessages.read(terminate);
+            assertNotNull(received);
+            assertEquals(expected, received.error(), received.describe());
+            assertFalse(received.siwLayout());
+            int at = DdpHeaders.UNTAGGED_HEADER_LENGTH;
+            assertEquals(expected.layer().code(), TerminateHeader.layerCode(terminate, at), "layer");
+            assertEquals(expected.errorType(), TerminateHeader.errorType(terminate, at), "error type");
+            assertEquals(expected.errorCode(), TerminateHeader.errorCode(terminate, at), "error code");
+            assertEquals(0, TerminateHeader.reserved(terminate, at), "Terminate reserved bits");
+            if (carried == Carried.NOTHING) {
+                assertEquals(0, TerminateHeader.hdrct(terminate, at), "HdrCt");
+                assertEquals(at + TerminateHeader.CONTROL_LENGTH, bytes.length, "Terminate length");
+                return;
+            }
+            boolean withRead = carried == Carried.DDP_AND_READ_REQUEST;
+            int hdrct = TerminateHeader.HDRCT_M | TerminateHeader.HDRCT_D | (withRead ? TerminateHeader.HDRCT_R : 0);
+            assertEquals(hdrct, TerminateHeader.hdrct(terminate, at), "HdrCt M/D/R");
+            assertEquals(offending.length, TerminateHeader.ddpSegmentLength(terminate, at),
+                    "DDP Segment Length = the offending ULPDU's length");
+            ByteBuf sent = Unpooled.wrappedBuffer(offending);
+            int headerLength;
+            try {
+                headerLength = DdpHeaders.headerLength(sent, 0);
+            } finally {
+                sent.release();
+            }
+            int carriedAt = at + TerminateHeader.TERMINATED_DDP_HEADER_OFFSET;
+            assertArrayEquals(Arrays.copyOfRange(offending, 0, headerLength),
+                    Arrays.copyOfRange(bytes, carriedAt, carriedAt + headerLength), "the carried DDP header");
+            if (withRead) {
+                int rdma = at + TerminateHeader.terminatedRdmaHeaderOffset(terminate, at);
+                assertArrayEquals(Arrays.copyOfRange(offending, headerLength, headerLength + ReadRequestHeader.LENGTH),
+                        Arrays.copyOfRange(bytes, rdma, rdma + ReadRequestHeader.LENGTH),
+                        "the carried Read Request header");
+            }
+            assertEquals(at + TerminateHeader.length(hdrct, headerLength), bytes.length, "Terminate length");
+        } finally {
+            terminate.release();
+        }
+    }
+}

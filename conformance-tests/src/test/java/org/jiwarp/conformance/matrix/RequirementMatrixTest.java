@@ -1,0 +1,391 @@
+package org.jiwarp.conformance.matrix;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.jiwarp.conformance.adversarial.AdversarialCatalogue;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Checks the requirement matrix {@code rfc-requirements.tsv}: every applicable MUST and MUST NOT of
+ * RFC 5044, 5041, 5040 and 6581 names at least one test, every named test exists in some module's
+ * test sources, every adversarial catalogue case backs some requirement, and the coverage per RFC and
+ * level is printed and written to {@code target/rfc-coverage.md}.
+ *
+ * <p>A test is named {@code Class#method}, found by scanning {@code ../*}{@code /src/test/java} for a
+ * {@code void method(} inside the body of {@code class Class}; or
+ * {@code AdversarialPeerTest#catalogue[case]} for one entry of the adversarial catalogue.
+ */
+class RequirementMatrixTest {
+
+    private static final String RESOURCE = "/rfc-requirements.tsv";
+    private static final List<String> RFCS = List.of("5044", "5041", "5040", "6581");
+    private static final List<String> LEVELS = List.of("MUST", "MUST NOT", "SHOULD", "SHOULD NOT");
+    private static final Pattern TEST_REF = Pattern.compile("([A-Za-z_$][\\w$]*)#([A-Za-z_$][\\w$]*)(?:\\[([a-z0-9-]+)])?");
+    private static final String CATALOGUE_CLASS = "AdversarialPeerTest";
+    private static final String CATALOGUE_METHOD = "catalogue";
+
+    /** One row of the matrix. */
+    record Requirement(int line, String id, String rfc, String section, String level, String text,
+            String applicability, List<String> tests, String notes) {
+
+        boolean applies() {
+            return applicability.equals("applies");
+        }
+
+        boolean mandatory() {
+            return level.equals("MUST") || level.equals("MUST NOT");
+        }
+
+        boolean deviation() {
+            return notes.startsWith("DEVIATION");
+        }
+    }
+
+    private static List<Requirement> rows;
+
+    @BeforeAll
+    static void load() throws IOException {
+        rows = parse();
+    }
+
+    @Test
+    void everyRowIsWellFormed() {
+        List<String> problems = new ArrayList<>();
+        Set<String> ids = new HashSet<>();
+        for (Requirement r : rows) {
+            String where = "line " + r.line() + " (" + r.id() + "): ";
+            if (!ids.add(r.id())) {
+                problems.add(where + "duplicate id");
+            }
+            if (!RFCS.contains(r.rfc())) {
+                problems.add(where + "unknown RFC " + r.rfc());
+            }
+            if (!r.id().matches(Pattern.quote(r.rfc() + "-" + r.section() + "-") + "\\d{2}")) {
+                problems.add(where + "id is not <rfc>-<section>-<nn>");
+            }
+            if (!r.section().matches("\\d+(\\.\\d+)*|[A-C](\\.\\d+)*")) {
+                problems.add(where + "bad section " + r.section());
+            }
+            if (!LEVELS.contains(r.level())) {
+                problems.add(where + "bad level " + r.level());
+            }
+            if (r.text().isBlank()) {
+                problems.add(where + "no requirement text");
+            }
+            if (!r.applies() && !r.applicability().matches("not-applicable: \\S.*")) {
+                problems.add(where + "applicability is neither 'applies' nor 'not-applicable: <reason>'");
+            }
+            if (r.deviation() && !r.applies()) {
+                problems.add(where + "a deviation from a requirement that does not apply");
+            }
+            for (String test : r.tests()) {
+                if (!TEST_REF.matcher(test).matches()) {
+                    problems.add(where + "test reference is not Class#method: " + test);
+                }
+            }
+        }
+        assertNoProblems(problems);
+        assertTrue(rows.size() > 200, "the matrix lost its rows: " + rows.size());
+        for (String rfc : RFCS) {
+            assertTrue(rows.stream().anyMatch(r -> r.rfc().equals(rfc)), "no rows for RFC " + rfc);
+        }
+    }
+
+    @Test
+    void everyApplicableMustHasATest() {
+        List<String> untested = rows.stream()
+                .filter(r -> r.applies() && r.mandatory() && r.tests().isEmpty())
+                .map(r -> r.id() + " " + r.level() + ": " + r.text())
+                .toList();
+        assertNoProblems(untested);
+    }
+
+    @Test
+    void everyNamedTestExists() throws IOException {
+        TestSources sources = TestSources.scan(modulesRoot());
+        Set<String> caseNames = AdversarialCatalogue.names();
+        List<String> problems = new ArrayList<>();
+        for (Requirement r : rows) {
+            for (String test : r.tests()) {
+                Matcher m = TEST_REF.matcher(test);
+                if (!m.matches()) {
+                    continue; // reported by everyRowIsWellFormed
+                }
+                String type = m.group(1);
+                String method = m.group(2);
+                String caseName = m.group(3);
+                if (!sources.hasMethod(type, method)) {
+                    problems.add(r.id() + ": no method void " + method + "( in class " + type);
+                }
+                if (caseName != null && !(type.equals(CATALOGUE_CLASS) && method.equals(CATALOGUE_METHOD))) {
+                    problems.add(r.id() + ": only " + CATALOGUE_CLASS + "#" + CATALOGUE_METHOD + " takes a [case]");
+                }
+                if (caseName != null && !caseNames.contains(caseName)) {
+                    problems.add(r.id() + ": the adversarial catalogue has no case " + caseName);
+                }
+            }
+        }
+        assertNoProblems(problems);
+    }
+
+    @Test
+    void everyCatalogueCaseBacksARequirement() {
+        Map<String, List<Requirement>> byCase = new HashMap<>();
+        for (Requirement r : rows) {
+            for (String test : r.tests()) {
+                Matcher m = TEST_REF.matcher(test);
+                if (m.matches() && m.group(3) != null) {
+                    byCase.computeIfAbsent(m.group(3), k -> new ArrayList<>()).add(r);
+                }
+            }
+        }
+        List<String> problems = new ArrayList<>();
+        for (String name : AdversarialCatalogue.names()) {
+            if (!byCase.containsKey(name)) {
+                problems.add("no requirement names catalogue case " + name);
+            }
+        }
+        // A case that expects jiwarp's behaviour instead of the RFC's belongs to a row marked DEVIATION.
+        for (String name : AdversarialCatalogue.deviationNames()) {
+            if (byCase.getOrDefault(name, List.of()).stream().noneMatch(Requirement::deviation)) {
+                problems.add("deviation case " + name + " backs no requirement marked DEVIATION");
+            }
+        }
+        assertNoProblems(problems);
+    }
+
+    @Test
+    void coverageIsReportedPerRfcAndLevel() throws IOException {
+        String table = coverageTable();
+        System.out.println(table);
+        Path out = Path.of("target", "rfc-coverage.md");
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, table, StandardCharsets.UTF_8);
+        assertTrue(table.contains("| all | all |"));
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    private static String coverageTable() {
+        StringBuilder md = new StringBuilder();
+        md.append("# RFC requirement coverage\n\n")
+                .append("From `conformance-tests/src/test/resources/rfc-requirements.tsv`. *Covered* counts "
+                        + "applicable requirements that name at least one test; *deviations* are applicable "
+                        + "requirements jiwarp does not meet (their tests assert jiwarp's behaviour).\n\n")
+                .append("| RFC | level | total | applicable | covered | deviations |\n")
+                .append("|---|---|---:|---:|---:|---:|\n");
+        for (String rfc : RFCS) {
+            for (String level : LEVELS) {
+                row(md, rfc, level, rows.stream().filter(r -> r.rfc().equals(rfc) && r.level().equals(level)).toList());
+            }
+            row(md, rfc, "all", rows.stream().filter(r -> r.rfc().equals(rfc)).toList());
+        }
+        for (String level : LEVELS) {
+            row(md, "all", level, rows.stream().filter(r -> r.level().equals(level)).toList());
+        }
+        row(md, "all", "all", rows);
+        return md.toString();
+    }
+
+    private static void row(StringBuilder md, String rfc, String level, List<Requirement> selected) {
+        long applicable = selected.stream().filter(Requirement::applies).count();
+        long covered = selected.stream().filter(r -> r.applies() && !r.tests().isEmpty()).count();
+        long deviations = selected.stream().filter(Requirement::deviation).count();
+        md.append("| ").append(rfc).append(" | ").append(level).append(" | ").append(selected.size())
+                .append(" | ").append(applicable).append(" | ").append(covered).append(" | ").append(deviations)
+                .append(" |\n");
+    }
+
+    private static List<Requirement> parse() throws IOException {
+        InputStream in = RequirementMatrixTest.class.getResourceAsStream(RESOURCE);
+        assertNotNull(in, RESOURCE + " is not on the test class path");
+        List<Requirement> parsed = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            int number = 0;
+            boolean header = false;
+            while ((line = reader.readLine()) != null) {
+                number++;
+                if (line.startsWith("#") || line.isBlank()) {
+                    continue;
+                }
+                String[] cells = line.split("\t", -1);
+                if (!header) {
+                    assertEquals("id\trfc\tsection\tlevel\trequirement\tapplicability\ttests\tnotes", line,
+                            "column header");
+                    header = true;
+                    continue;
+                }
+                if (cells.length != 8) {
+                    problems.add("line " + number + ": " + cells.length + " columns, expected 8");
+                    continue;
+                }
+                List<String> tests = new ArrayList<>();
+                for (String test : cells[6].split(",")) {
+                    if (!test.isBlank()) {
+                        tests.add(test.strip());
+                    }
+                }
+                parsed.add(new Requirement(number, cells[0], cells[1], cells[2], cells[3], cells[4], cells[5],
+                        List.copyOf(tests), cells[7]));
+            }
+        }
+        assertNoProblems(problems);
+        return parsed;
+    }
+
+    /** The directory holding every module, the parent of this module's directory. */
+    private static Path modulesRoot() {
+        String basedir = System.getProperty("basedir");
+        Path module = basedir != null ? Path.of(basedir) : Path.of("").toAbsolutePath();
+        return module.toAbsolutePath().normalize().getParent();
+    }
+
+    private static void assertNoProblems(List<String> problems) {
+        if (!problems.isEmpty()) {
+            fail(problems.size() + " problem(s):\n  " + String.join("\n  ", problems));
+        }
+    }
+
+    /**
+     * The test classes of every module, each simple class name mapped to the bodies (comments and
+     * literals blanked) of the classes of that name.
+     */
+    static final class TestSources {
+
+        private static final Pattern CLASS = Pattern.compile("\\b(?:class|record|enum|interface)\\s+([A-Za-z_$][\\w$]*)");
+
+        private final Map<String, List<String>> bodies = new LinkedHashMap<>();
+
+        static TestSources scan(Path root) throws IOException {
+            TestSources sources = new TestSources();
+            List<Path> testRoots;
+            try (Stream<Path> modules = Files.list(root)) {
+                testRoots = modules.map(m -> m.resolve("src/test/java")).filter(Files::isDirectory).sorted().toList();
+            }
+            assertTrue(testRoots.size() >= 5, "found too few modules' test sources under " + root + ": " + testRoots);
+            for (Path testRoot : testRoots) {
+                try (Stream<Path> files = Files.walk(testRoot)) {
+                    files.filter(f -> f.toString().endsWith(".java")).forEach(sources::add);
+                }
+            }
+            return sources;
+        }
+
+        boolean hasMethod(String type, String method) {
+            Pattern declaration = Pattern.compile("\\bvoid\\s+" + Pattern.quote(method) + "\\s*\\(");
+            return bodies.getOrDefault(type, List.of()).stream().anyMatch(b -> declaration.matcher(b).find());
+        }
+
+        private void add(Path file) {
+            String code;
+            try {
+                code = blankCommentsAndLiterals(Files.readString(file, StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            Matcher m = CLASS.matcher(code);
+            while (m.find()) {
+                int open = code.indexOf('{', m.end());
+                if (open < 0) {
+                    break;
+                }
+                int close = matchingBrace(code, open);
+                bodies.computeIfAbsent(m.group(1), k -> new ArrayList<>()).add(code.substring(open, close));
+            }
+        }
+
+        private static int matchingBrace(String code, int open) {
+            int depth = 0;
+            for (int i = open; i < code.length(); i++) {
+                char c = code.charAt(i);
+                if (c == '{') {
+                    depth++;
+                } else if (c == '}' && --depth == 0) {
+                    return i + 1;
+                }
+            }
+            return code.length();
+        }
+
+        /** Java source with comments, strings, text blocks and char literals replaced by spaces. */
+        static String blankCommentsAndLiterals(String src) {
+            StringBuilder out = new StringBuilder(src.length());
+            int i = 0;
+            int n = src.length();
+            while (i < n) {
+                char c = src.charAt(i);
+                int end;
+                if (src.startsWith("//", i)) {
+                    end = src.indexOf('\n', i);
+                    end = end < 0 ? n : end;
+                } else if (src.startsWith("/*", i)) {
+                    end = src.indexOf("*/", i + 2);
+                    end = end < 0 ? n : end + 2;
+                } else if (src.startsWith("\"\"\"", i)) {
+                    end = literalEnd(src, i + 3, "\"\"\"");
+                } else if (c == '"') {
+                    end = literalEnd(src, i + 1, "\"");
+                } else if (c == '\'') {
+                    end = literalEnd(src, i + 1, "'");
+                } else {
+                    out.append(c);
+                    i++;
+                    continue;
+                }
+                for (int j = i; j < end; j++) {
+                    out.append(src.charAt(j) == '\n' ? '\n' : ' ');
+                }
+                i = end;
+            }
+            return out.toString();
+        }
+
+        private static int literalEnd(String src, int from, String quote) {
+            int i = from;
+            while (i < src.length()) {
+                if (src.charAt(i) == '\\') {
+                    i += 2;
+                } else if (src.startsWith(quote, i)) {
+                    return i + quote.length();
+                } else {
+                    i++;
+                }
+            }
+            return src.length();
+        }
+    }
+
+    @Test
+    void theSourceScannerSeesThroughCommentsAndLiterals() {
+        String src = "class A { // void fake(\n String s = \"void alsoFake( }\"; char c = '}'; /* } */ void real() {} }";
+        String code = TestSources.blankCommentsAndLiterals(src);
+        assertEquals(src.length(), code.length());
+        assertTrue(code.contains("void real()"), code);
+        assertFalse(code.contains("fake") || code.contains("Fake"), code);
+    }
+}

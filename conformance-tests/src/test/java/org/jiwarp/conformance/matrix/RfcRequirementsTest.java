@@ -1,0 +1,449 @@
+package org.jiwarp.conformance.matrix;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
+import java.lang.reflect.Method;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jiwarp.ddp.Access;
+import org.jiwarp.ddp.StagTable;
+import org.jiwarp.mpa.CrcPolicy;
+import org.jiwarp.mpa.FpduDeframer;
+import org.jiwarp.mpa.FpduFramer;
+import org.jiwarp.mpa.MpaConnectRequest;
+import org.jiwarp.mpa.MpaException;
+import org.jiwarp.mpa.MpaParameters;
+import org.jiwarp.mpa.MpaRejectedException;
+import org.jiwarp.mpa.MpaResponderHandler;
+import org.jiwarp.mpa.MpaSettings;
+import org.jiwarp.rnic.CompletionQueue;
+import org.jiwarp.rnic.MemoryRegion;
+import org.jiwarp.rnic.ProtectionDomain;
+import org.jiwarp.rnic.QpConfig;
+import org.jiwarp.rnic.QpState;
+import org.jiwarp.rnic.QueuePair;
+import org.jiwarp.rnic.ReceiveWorkRequest;
+import org.jiwarp.rnic.Rnic;
+import org.jiwarp.rnic.RnicListener;
+import org.jiwarp.rnic.RnicOptions;
+import org.jiwarp.rnic.SendWorkRequest;
+import org.jiwarp.rnic.Sge;
+import org.jiwarp.rnic.WcStatus;
+import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.mpa.Fpdu;
+import org.jiwarp.wire.mpa.FpduWriter;
+import org.jiwarp.wire.mpa.MpaEnhanced;
+import org.jiwarp.wire.mpa.MpaFrames;
+import org.jiwarp.wire.rdmap.RdmapHeaders;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Requirements of RFC 5044, 5040, 5041 and 6581 that no other test checks directly: the RFC's own
+ * worked examples, limits and defaults, and the places where jiwarp deliberately or knowingly
+ * departs from the text. A test whose name says what jiwarp does where the RFC asks for something
+ * else documents a deviation (the requirement matrix marks it); it asserts current behaviour so that
+ * a change is noticed.
+ */
+class RfcRequirementsTest {
+
+    private static final int ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ;
+
+    // ---------------------------------------------------------------------------------------------
+    // RFC 5044 section 4.4, Figures 5 and 6: the annotated FPDUs, octet for octet
+
+    /** Figure 5: a 42-octet Send (queue 0, MSN 1, 24 zero octets) as the first FPDU, after its marker. */
+    private static final String FIGURE_5 = "00000000" + "002a" + "4143" + "00000000" + "00000000" + "00000001"
+            + "00000000" + "000000000000000000000000000000000000000000000000" + "52239983";
+    /** Figure 6 from stream octet 0x1ec: the same Send with MSN 2, a marker at 0x200 pointing 0x14 back. */
+    private static final String FIGURE_6 = "002a" + "4143" + "00000000" + "00000000" + "00000002" + "00000000"
+            + "00000014" + "000000000000000000000000000000000000000000000000" + "84925898";
+
+    private static ByteBuf send42(long msn) {
+        ByteBuf ulpdu = Unpooled.buffer(42);
+        DdpHeaders.writeUntagged(ulpdu, true, RdmapHeaders.controlByte(RdmapOpcode.SEND), 0, DdpHeaders.QN_SEND, msn,
+                0);
+        ulpdu.writeZero(24);
+        return ulpdu;
+    }
+
+    @Test
+    void rfcExampleFpdusMatchFigures5And6() {
+        FpduWriter writer = new FpduWriter(true, true);
+        ByteBuf out = Unpooled.buffer();
+        ByteBuf first = send42(1);
+        ByteBuf filler = Unpooled.buffer(482);
+        ByteBuf second = send42(2);
+        try {
+            writer.write(first, out);
+            assertEquals(FIGURE_5, ByteBufUtil.hexDump(out), "Figure 5: marker, FPDU and CRC-32C octets");
+
+            // Figure 6: the first FPDU of that stream was 492 octets long (a 482-octet ULPDU after the marker).
+            FpduWriter stream = new FpduWriter(true, true);
+            ByteBuf wire = Unpooled.buffer();
+            try {
+                DdpHeaders.writeUntagged(filler, true, RdmapHeaders.controlByte(RdmapOpcode.SEND), 0,
+                        DdpHeaders.QN_SEND, 1, 0);
+                filler.writeZero(482 - DdpHeaders.UNTAGGED_HEADER_LENGTH);
+                assertEquals(492, stream.write(filler, wire));
+                stream.write(second, wire);
+                assertEquals(FIGURE_6, ByteBufUtil.hexDump(wire, 0x1ec, wire.readableBytes() - 0x1ec),
+                        "Figure 6: the second FPDU with the marker at octet 0x200");
+                // The live deframer accepts both FPDUs and hands up the ULPDUs without the marker.
+                EmbeddedChannel deframing = new EmbeddedChannel(new FpduDeframer(true, true));
+                try {
+                    deframing.writeInbound(wire.retain());
+                    ByteBuf a = deframing.readInbound();
+                    ByteBuf b = deframing.readInbound();
+                    assertEquals(482, a.readableBytes());
+                    assertEquals(ByteBufUtil.hexDump(second, 0, 42), ByteBufUtil.hexDump(b));
+                    a.release();
+                    b.release();
+                } finally {
+                    deframing.finishAndReleaseAll();
+                }
+                // The zero-copy framer writes the same octets as the RFC.
+                EmbeddedChannel framing = new EmbeddedChannel(new FpduFramer(true, true));
+                try {
+                    framing.writeOutbound(send42(1));
+                    ByteBuf framed = Unpooled.buffer();
+                    for (Object o = framing.readOutbound(); o != null; o = framing.readOutbound()) {
+                        framed.writeBytes((ByteBuf) o);
+                        ReferenceCountUtil.release(o);
+                    }
+                    assertEquals(FIGURE_5, ByteBufUtil.hexDump(framed));
+                    framed.release();
+                } finally {
+                    framing.finishAndReleaseAll();
+                }
+            } finally {
+                wire.release();
+            }
+        } finally {
+            out.release();
+            first.release();
+            filler.release();
+            second.release();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // RFC 5044 sections 3 and 4.5: MULPDU
+
+    @Test
+    void mulpduStaysWithinTheRfcRangeByDefault() {
+        // Every EMSS up to a 9000-octet jumbo frame's.
+        for (int emss = 128; emss <= 9000 - 40; emss++) {
+            MpaSettings settings = MpaSettings.builder().emss(emss).build();
+            for (boolean markers : new boolean[] {false, true}) {
+                int mulpdu = settings.mulpdu(markers);
+                assertTrue(mulpdu <= 64768, "EMSS " + emss + ": MULPDU " + mulpdu + " above 64768");
+                assertEquals(Fpdu.mulpdu(emss, markers), mulpdu);
+            }
+        }
+        // RFC 5044 section 4.5: MULPDU never below 128; jiwarp refuses an EMSS that would take it there.
+        assertThrowsIllegalArgument(() -> MpaSettings.builder().emss(127));
+        assertTrue(MpaSettings.builder().emss(1460).build().mulpdu(true) >= 128);
+    }
+
+    /**
+     * Deviation, RFC 5044 section 3: MULPDU MUST lie in [128, 64768] and DDP MUST NOT post a larger
+     * ULPDU. jiwarp does not cap MULPDU at 64768: {@code largeFpdus(true)} (for Linux siw, which
+     * takes 64 KiB) gives 65530, and so does any configured EMSS above 64774.
+     */
+    @Test
+    void largeFpdusExceedTheRfcMulpduCeiling() {
+        MpaSettings large = MpaSettings.builder().largeFpdus(true).build();
+        assertEquals(65530, large.mulpdu(false));
+        assertTrue(large.mulpdu(false) > 64768);
+        assertEquals(64774, MpaSettings.builder().emss(64780).build().mulpdu(false));
+    }
+
+    private static void assertThrowsIllegalArgument(Runnable r) {
+        try {
+            r.run();
+        } catch (IllegalArgumentException expected) {
+            return;
+        }
+        throw new AssertionError("no IllegalArgumentException");
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // RFC 5044 section 4.4: the default is to use CRCs
+
+    /**
+     * Deviation, RFC 5044 section 4.4: "The default configuration for a connection MUST be to use
+     * CRCs"; jiwarp by default neither sets C nor refuses it ({@link CrcPolicy#ACCEPT}), as Linux siw.
+     */
+    @Test
+    void crcIsNotRequestedByDefault() {
+        assertEquals(CrcPolicy.ACCEPT, MpaSettings.defaults().crcPolicy());
+        EmbeddedChannel initiator = new EmbeddedChannel(new org.jiwarp.mpa.MpaInitiatorHandler(
+                MpaSettings.defaults(), new byte[0]), new Recorder());
+        try {
+            ByteBuf request = initiator.readOutbound();
+            assertNotNull(request);
+            assertFalse(MpaFrames.crcFlag(request, 0), "the default Request does not set C");
+            request.release();
+        } finally {
+            initiator.finishAndReleaseAll();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // RFC 6581 sections 9.1, 9.3 and 10
+
+    private static ByteBuf enhancedRequest(int ird, int ord, int privateData) {
+        ByteBuf data = Unpooled.buffer();
+        MpaEnhanced.write(data, ird, ord, false, false, false, false);
+        data.writeZero(privateData);
+        ByteBuf out = Unpooled.buffer();
+        MpaFrames.write(out, false, MpaFrames.ENHANCED_FLAG, MpaFrames.REVISION_2, data);
+        data.release();
+        return out;
+    }
+
+    /** Records what the responder hands the application and what goes wrong. */
+    private static final class Recorder extends ChannelInboundHandlerAdapter {
+        final List<Throwable> errors = new ArrayList<>();
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            errors.add(cause);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /**
+     * Deviation, RFC 6581 section 9.1: both ends MUST pass the peer's IRD and ORD to the ULP (the
+     * initiator also on a Reject). jiwarp passes only the values it negotiated from them, and a
+     * rejection carries the ULP private data alone.
+     */
+    @Test
+    void peerIrdOrdValuesAreNotPassedToTheUlp() {
+        AtomicReference<MpaConnectRequest> seen = new AtomicReference<>();
+        MpaSettings settings = MpaSettings.builder().ird(4).ord(4).build();
+        EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(settings, seen::set), new Recorder());
+        try {
+            responder.writeInbound(enhancedRequest(10, 12, 0));
+            MpaParameters offered = seen.get().parameters();
+            assertEquals(4, offered.ird(), "min(own IRD 4, initiator ORD 12)");
+            assertEquals(4, offered.ord(), "min(own ORD 4, initiator IRD 10)");
+            assertFalse(hasAccessor(MpaConnectRequest.class, "ird"), "no accessor for the initiator's IRD");
+            assertFalse(hasAccessor(MpaParameters.class, "peerIrd"));
+            assertFalse(hasAccessor(MpaRejectedException.class, "ird"), "a rejection carries no IRD/ORD");
+        } finally {
+            responder.finishAndReleaseAll();
+        }
+    }
+
+    private static boolean hasAccessor(Class<?> type, String fragment) {
+        for (Method m : type.getMethods()) {
+            if (m.getName().toLowerCase(java.util.Locale.ROOT).contains(fragment.toLowerCase(java.util.Locale.ROOT))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Deviation, RFC 6581 section 9.3: a local error with no specific code MUST be reported with TERM
+     * 2/0/5 before the connection is reset. Reply private data over the limit fails the responder
+     * with 2/0/5 locally; nothing goes to the initiator.
+     */
+    @Test
+    void replyPrivateDataOverTheLimitFailsWithoutATerm() {
+        Recorder recorder = new Recorder();
+        EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(MpaSettings.defaults(),
+                request -> request.accept(new byte[600])), recorder);
+        try {
+            responder.writeInbound(enhancedRequest(4, 4, 0));
+            responder.runPendingTasks();
+            assertEquals(TerminateError.LLP_LOCAL_CATASTROPHIC, ((MpaException) recorder.errors.get(0)).error());
+            assertFalse(responder.isActive());
+            assertNull(responder.readOutbound(), "neither a Reply nor a TERM");
+        } finally {
+            responder.finishAndReleaseAll();
+        }
+    }
+
+    /**
+     * Deviation (configuration only), RFC 6581 section 10: a responder that does not support the
+     * enhanced setup MUST close on an enhanced Request; jiwarp configured for revision 1 answers it
+     * with an unenhanced revision 1 Reply (the enhanced initiator then fails, see
+     * {@code MpaNegotiationTableTest#enhancedInitiatorFailsAgainstARevisionOneResponder}).
+     */
+    @Test
+    void revisionOneResponderAnswersAnEnhancedRequestUnenhanced() {
+        MpaSettings revisionOne = MpaSettings.builder().revision(1).build();
+        EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(revisionOne,
+                request -> request.accept(new byte[0])), new Recorder());
+        try {
+            responder.writeInbound(enhancedRequest(4, 4, 0));
+            ByteBuf reply = responder.readOutbound();
+            assertNotNull(reply, "a Reply");
+            assertTrue(MpaFrames.isReply(reply, 0));
+            assertEquals(1, MpaFrames.revision(reply, 0));
+            assertFalse(MpaFrames.enhancedFlag(reply, 0));
+            assertFalse(MpaFrames.rejectFlag(reply, 0));
+            assertTrue(responder.isActive(), "the connection stays up");
+            reply.release();
+        } finally {
+            responder.finishAndReleaseAll();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // STags: RFC 5041 section 8.2, RFC 5040 section 8.1.1
+
+    /**
+     * Deviation, RFC 5041 sections 8.2 and 8.3: DDP MUST support both Protection Domain and DDP
+     * Stream association of STags; jiwarp has Protection Domains only, so a region serves every
+     * queue pair of its domain.
+     */
+    @Test
+    void stagsServeEveryStreamOfTheirDomain() throws Exception {
+        try (Servers s = new Servers()) {
+            MemoryRegion target = s.serverPd.register(ByteBuffer.allocateDirect(64), ALL);
+            for (int i = 0; i < 2; i++) {
+                QueuePair client = s.connect();
+                MemoryRegion source = client.pd().register(ByteBuffer.allocateDirect(8), ALL);
+                source.buffer().setLong(0, 0x1111_0000L + i);
+                client.postSend(SendWorkRequest.write(1, target.address() + 8L * i, target.rkey(),
+                        new Sge(source, 0, 8)));
+                WorkCompletion wc = client.sendCq().take(10, TimeUnit.SECONDS);
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            }
+            assertTimely(() -> target.buffer().getLong(8) == 0x1111_0001L);
+            assertEquals(0x1111_0000L, target.buffer().getLong(0), "written through the first queue pair");
+            assertEquals(0x1111_0001L, target.buffer().getLong(8), "written through the second queue pair");
+        }
+    }
+
+    /**
+     * Deviation (weak), RFC 5040 section 8.1.1 rule 8: STags MUST be hard to predict. jiwarp's STag
+     * is a sequential 24-bit index with an 8-bit key, random for a fresh index and incremented on
+     * reuse: a peer that knows one STag guesses the next with probability 1/256.
+     */
+    @Test
+    void stagsAreSequentialIndicesWithAnEightBitKey() {
+        StagTable table = new StagTable(1 << 10);
+        ByteBuf memory = Unpooled.buffer(16);
+        try {
+            int previous = table.register(1, memory, 0x1000, 16, ALL).stag();
+            for (int i = 0; i < 8; i++) {
+                int stag = table.register(1, memory, 0x1000, 16, ALL).stag();
+                assertEquals((previous >>> StagTable.KEY_BITS) + 1, stag >>> StagTable.KEY_BITS, "sequential index");
+                previous = stag;
+            }
+            assertEquals(9, table.size());
+        } finally {
+            memory.release();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // RFC 5040 section 8.1.1 rule 10: a CQ overflow touches only the streams that use the CQ
+
+    @Test
+    void completionQueueOverrunLeavesOtherQueuePairsAlone() throws Exception {
+        try (Servers s = new Servers()) {
+            CompletionQueue tiny = s.server.createCq(1);
+            QueuePair overflowing = s.accept(new QpConfig(s.serverPd, tiny, tiny));
+            MemoryRegion receives = s.serverPd.register(ByteBuffer.allocateDirect(256), ALL);
+            for (int i = 0; i < 3; i++) {
+                overflowing.postReceive(new ReceiveWorkRequest(i, new Sge(receives, 64L * i, 64)));
+            }
+            QueuePair client = s.connect();
+            MemoryRegion source = client.pd().register(ByteBuffer.allocateDirect(8), ALL);
+            for (int i = 0; i < 3; i++) {
+                client.postSend(SendWorkRequest.send(10 + i, new Sge(source, 0, 8)));
+            }
+            for (int i = 0; i < 3; i++) {
+                assertEquals(WcStatus.SUCCESS, client.sendCq().take(10, TimeUnit.SECONDS).status());
+            }
+            assertTimely(() -> tiny.overruns() == 2);
+            assertEquals(QpState.RTS, overflowing.state());
+            // Another queue pair with its own completion queue carries on.
+            CompletionQueue other = s.server.createCq(16);
+            QueuePair healthy = s.accept(new QpConfig(s.serverPd, other, other));
+            healthy.postReceive(new ReceiveWorkRequest(99, new Sge(receives, 192, 64)));
+            QueuePair client2 = s.connect();
+            MemoryRegion source2 = client2.pd().register(ByteBuffer.allocateDirect(8), ALL);
+            client2.postSend(SendWorkRequest.send(20, new Sge(source2, 0, 8)));
+            WorkCompletion wc = other.take(10, TimeUnit.SECONDS);
+            assertNotNull(wc);
+            assertEquals(99, wc.workRequestId());
+            assertEquals(WcStatus.SUCCESS, wc.status());
+        }
+    }
+
+    private static void assertTimely(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, "condition not met within 10 s");
+            Thread.sleep(2);
+        }
+    }
+
+    /** A server RNIC whose listener accepts each connection onto the next prepared queue pair. */
+    private static final class Servers implements AutoCloseable {
+        final Rnic server = Rnic.open(RnicOptions.defaults().threads(1));
+        final Rnic client = Rnic.open(RnicOptions.defaults().threads(1));
+        final ProtectionDomain serverPd = server.allocatePd();
+        final ProtectionDomain clientPd = client.allocatePd();
+        private final java.util.concurrent.LinkedBlockingQueue<QueuePair> prepared =
+                new java.util.concurrent.LinkedBlockingQueue<>();
+        private final RnicListener listener = server.listen(new InetSocketAddress("127.0.0.1", 0), request -> {
+            QueuePair qp = prepared.poll();
+            if (qp == null) {
+                qp = server.createQp(new QpConfig(serverPd, server.createCq(64), server.createCq(64)));
+            }
+            request.accept(qp, new byte[0]);
+        });
+
+        /** The queue pair that accepts the next connection. */
+        QueuePair accept(QpConfig config) {
+            QueuePair qp = server.createQp(config);
+            prepared.add(qp);
+            return qp;
+        }
+
+        /** A client queue pair connected to the server. */
+        QueuePair connect() throws Exception {
+            CompletionQueue cq = client.createCq(64);
+            QueuePair qp = client.createQp(new QpConfig(clientPd, cq, cq));
+            CompletableFuture<QueuePair> f = client.connect(qp, listener.localAddress(), new byte[0]);
+            return f.get(10, TimeUnit.SECONDS);
+        }
+
+        @Override
+        public void close() {
+            listener.close();
+            client.close();
+            server.close();
+        }
+    }
+}
