@@ -35,12 +35,20 @@ public final class Bench {
         return total;
     }
 
-    private static long heapAfterGc() {
+    /** Heap in use once collections stop freeing anything (what earlier runs left is gone by then). */
+    private static long heapAfterGc() throws InterruptedException {
         Runtime runtime = Runtime.getRuntime();
-        for (int i = 0; i < 3; i++) {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 10; i++) {
             System.gc();
+            Thread.sleep(50);
+            long now = runtime.totalMemory() - runtime.freeMemory();
+            if (now >= used - (used >> 7)) {
+                return Math.min(now, used);
+            }
+            used = now;
         }
-        return runtime.totalMemory() - runtime.freeMemory();
+        return used;
     }
 
     /**

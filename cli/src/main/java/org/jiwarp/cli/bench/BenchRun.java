@@ -21,7 +21,9 @@ public final class BenchRun implements AutoCloseable {
     public record Settings(MpaSettings mpa, RnicOptions.Transport transport, int threads, Path capture) {
 
         RnicOptions rnicOptions(boolean capturing) {
-            RnicOptions options = RnicOptions.defaults().mpa(mpa).transport(transport).threads(threads);
+            // A bench client opens all its queue pairs at once (-q 1000): admit them all to setup.
+            RnicOptions options = RnicOptions.defaults().mpa(mpa).transport(transport).threads(threads)
+                    .maxSetups(100_000);
             return capturing && capture != null ? options.capture(capture) : options;
         }
     }
