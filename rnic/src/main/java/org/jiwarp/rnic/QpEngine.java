@@ -671,9 +671,14 @@ final class QpEngine extends ChannelInboundHandlerAdapter {
             qp.state(QpState.CLOSING);
         }
         // An empty write at the head of the pipeline (below the FPDU framer, so nothing goes on the
-        // wire) completes once everything written before it has gone to TCP; then close.
-        ctx.pipeline().firstContext().writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER)
-                .addListener(ChannelFutureListener.CLOSE);
+        // wire) completes once everything written before it has gone to TCP; then close. A
+        // connection that is already gone has nothing left to send (and may have no handlers left).
+        ChannelHandlerContext first = ctx.pipeline().firstContext();
+        if (first == null || !ctx.channel().isActive()) {
+            ctx.channel().close();
+            return;
+        }
+        first.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
     }
 
     @Override

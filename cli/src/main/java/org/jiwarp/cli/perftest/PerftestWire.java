@@ -1,0 +1,132 @@
+package org.jiwarp.cli.perftest;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The octets of perftest's control messages (all big-endian; see the package javadoc for who sends
+ * which, and when). Every message is one Send on the control connection, received into a buffer
+ * of {@link #DEST_LENGTH} octets, so no message may be longer.
+ *
+ * <pre>
+ *   version          16  C string, NUL padded ("6.06")
+ *   cycle buffer      4  int, the page size        ) check_sys_data
+ *   cache line        4  int                       )
+ *   MTU               2  "%d" of enum ibv_mtu, NUL ("5" = 4096)
+ *   pingpong_dest    56  see {@link PingpongDest}
+ *   bw report     5 x 8  size, iters, bw_peak, bw_avg, msgRate_avg (longs and IEEE doubles)
+ * </pre>
+ */
+final class PerftestWire {
+
+    /** The protocol version jiwarp speaks: perftest 6.06's (Debian's perftest 4.5-0.17). */
+    static final String VERSION = "6.06";
+    /** perftest's {@code check_version_compatibility}: older peers are refused. */
+    static final double MIN_PEER_VERSION = 5.70;
+    /** {@code MAX_VERSION}: the version field's size. */
+    static final int VERSION_LENGTH = 16;
+    /** {@code sizeof(struct pingpong_dest)} on LP64, the control receive buffer's size. */
+    static final int DEST_LENGTH = PingpongDest.LENGTH;
+    static final int INT_LENGTH = 4;
+    /** check_mtu with a peer of version 5.31 or later: {@code sizeof(char[2])}. */
+    static final int MTU_LENGTH = 2;
+    /** A field of {@code struct bw_report_data} (iters is 64-bit from peer version 5.33). */
+    static final int REPORT_FIELD_LENGTH = 8;
+    /** enum ibv_mtu IBV_MTU_4096: what jiwarp reports (it has no path MTU of its own). */
+    static final int IBV_MTU_4096 = 5;
+    /** perftest's default page size and cache line, which jiwarp offers in check_sys_data. */
+    static final int PAGE_SIZE = 4096;
+    static final int CACHE_LINE_SIZE = 64;
+
+    private PerftestWire() {
+    }
+
+    static byte[] version(String version) {
+        byte[] bytes = version.getBytes(StandardCharsets.US_ASCII);
+        if (bytes.length >= VERSION_LENGTH) {
+            throw new IllegalArgumentException("version too long: " + version);
+        }
+        byte[] field = new byte[VERSION_LENGTH];
+        System.arraycopy(bytes, 0, field, 0, bytes.length);
+        return field;
+    }
+
+    /** The C string at the start of {@code bytes}. */
+    static String cString(byte[] bytes) {
+        int end = 0;
+        while (end < bytes.length && bytes[end] != 0) {
+            end++;
+        }
+        return new String(bytes, 0, end, StandardCharsets.US_ASCII);
+    }
+
+    /** {@code atof} of a version string: its leading number, or 0. */
+    static double versionNumber(String version) {
+        int end = 0;
+        boolean dot = false;
+        while (end < version.length()) {
+            char c = version.charAt(end);
+            if (c == '.' && !dot) {
+                dot = true;
+            } else if (c < '0' || c > '9') {
+                break;
+            }
+            end++;
+        }
+        try {
+            return end == 0 ? 0 : Double.parseDouble(version.substring(0, end));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    static byte[] int32(int value) {
+        return ByteBuffer.allocate(INT_LENGTH).putInt(value).array();
+    }
+
+    static int int32(byte[] bytes) {
+        return ByteBuffer.wrap(bytes).getInt();
+    }
+
+    static byte[] int64(long value) {
+        return ByteBuffer.allocate(8).putLong(value).array();
+    }
+
+    static long int64(byte[] bytes) {
+        return ByteBuffer.wrap(bytes).getLong();
+    }
+
+    /** {@code hton_double}: the IEEE 754 bits, big-endian. */
+    static byte[] float64(double value) {
+        return ByteBuffer.allocate(8).putDouble(value).array();
+    }
+
+    static double float64(byte[] bytes) {
+        return ByteBuffer.wrap(bytes).getDouble();
+    }
+
+    /** check_mtu's message: the decimal enum ibv_mtu and a NUL. */
+    static byte[] mtu(int ibvMtu) {
+        if (ibvMtu < 1 || ibvMtu > 9) {
+            throw new IllegalArgumentException("enum ibv_mtu out of range: " + ibvMtu);
+        }
+        return new byte[] {(byte) ('0' + ibvMtu), 0};
+    }
+
+    /** {@code strtol} of check_mtu's message; 0 when it holds no number. */
+    static int mtu(byte[] bytes) {
+        int value = 0;
+        for (byte b : bytes) {
+            if (b < '0' || b > '9') {
+                break;
+            }
+            value = value * 10 + (b - '0');
+        }
+        return value;
+    }
+
+    /** {@code MTU_SIZE}: the octets of an enum ibv_mtu (1 = 256 ... 5 = 4096), 0 if invalid. */
+    static int mtuOctets(int ibvMtu) {
+        return ibvMtu >= 1 && ibvMtu <= 5 ? 128 << ibvMtu : 0;
+    }
+}
