@@ -11,7 +11,7 @@ import org.jiwarp.wire.decode.IwarpStreamDecoder;
 import org.jiwarp.wire.pcap.PcapFile;
 
 /** Compares jiwarp's decode of a capture with tshark's, frame by frame and field by field. */
-final class FieldComparison {
+public final class FieldComparison {
 
     private FieldComparison() {
     }
@@ -21,7 +21,7 @@ final class FieldComparison {
      * which tshark finds no iWARP field at all counts as a disagreement, so an empty comparison
      * can never pass by accident.
      */
-    static List<String> mismatches(Path tshark, Path capture) throws IOException {
+    public static List<String> mismatches(Path tshark, Path capture) throws IOException {
         CaptureDecode ours = IwarpStreamDecoder.decode(PcapFile.read(capture));
         Map<Integer, Map<String, String>> jiwarp = ours.fieldsByFrame();
         Map<Integer, Map<String, String>> wireshark = Tshark.fields(tshark, capture);

@@ -20,10 +20,10 @@ import java.util.regex.Pattern;
  * with jiwarp's decoder. The RPCoRDMA and SMB Direct heuristics are disabled: they can claim iWARP
  * payloads.
  */
-final class Tshark {
+public final class Tshark {
 
     /** Every field jiwarp's decoder emits and the comparison checks. */
-    static final List<String> FIELDS = List.of(
+    public static final List<String> FIELDS = List.of(
             "iwarp_mpa.key.req", "iwarp_mpa.key.rep", "iwarp_mpa.marker_flag", "iwarp_mpa.crc_flag",
             "iwarp_mpa.rej_flag", "iwarp_mpa.res", "iwarp_mpa.rev", "iwarp_mpa.pdlength", "iwarp_mpa.privatedata",
             "iwarp_mpa.ulpdulength", "iwarp_mpa.pad", "iwarp_mpa.crc", "iwarp_mpa.crc_check", "iwarp_mpa.marker_res",
@@ -52,7 +52,7 @@ final class Tshark {
     }
 
     /** The tshark executable on PATH, or {@code null}. */
-    static Path find() {
+    public static Path find() {
         String path = System.getenv("PATH");
         if (path == null) {
             return null;
@@ -67,7 +67,7 @@ final class Tshark {
     }
 
     /** Frame number to (field to value), non-empty values only, as tshark -T fields prints them. */
-    static Map<Integer, Map<String, String>> fields(Path tshark, Path capture) throws IOException {
+    public static Map<Integer, Map<String, String>> fields(Path tshark, Path capture) throws IOException {
         List<String> command = new ArrayList<>(List.of(tshark.toString(), "-r", capture.toString()));
         command.addAll(COMMON);
         command.addAll(List.of("-T", "fields", "-E", "header=n", "-E", "separator=/t", "-E", "occurrence=a",
@@ -102,7 +102,7 @@ final class Tshark {
     private static final Pattern MALFORMED = Pattern.compile("<proto name=\"_ws.malformed\"");
 
     /** Per frame: the CRC verdicts ("Good"/"Bad", comma-joined) tshark shows. */
-    static Map<Integer, String> crcVerdicts(Path tshark, Path capture) throws IOException {
+    public static Map<Integer, String> crcVerdicts(Path tshark, Path capture) throws IOException {
         Map<Integer, String> verdicts = new TreeMap<>();
         for (Packet packet : pdml(tshark, capture)) {
             if (!packet.crcVerdicts.isEmpty()) {
@@ -113,7 +113,7 @@ final class Tshark {
     }
 
     /** Frames tshark marks as malformed. */
-    static List<Integer> malformedFrames(Path tshark, Path capture) throws IOException {
+    public static List<Integer> malformedFrames(Path tshark, Path capture) throws IOException {
         List<Integer> frames = new ArrayList<>();
         for (Packet packet : pdml(tshark, capture)) {
             if (packet.malformed) {

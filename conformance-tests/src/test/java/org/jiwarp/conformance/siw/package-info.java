@@ -12,5 +12,11 @@
  *
  * <p>What siw does on the wire (Rev 2 + Enhanced with IRD/ORD of at least 1, no markers, its
  * Terminate bit order, its accept race) is in the project's iWARP notes, "siw behaviour".
+ *
+ * <p>The interop suite: {@link org.jiwarp.conformance.siw.SiwRpingInteropTest} ({@code jiwarp ping}
+ * against rping, both roles, every MPA revision x CRC x size cell) and
+ * {@link org.jiwarp.conformance.siw.SiwErrorInteropTest} (Terminates and CRC errors both ways);
+ * {@link org.jiwarp.conformance.siw.SiwSampleCapturesTest} holds the committed siw captures.
+ * {@code siw-peer/README.md} has the matrix they cover.
  */
 package org.jiwarp.conformance.siw;
