@@ -12,10 +12,10 @@ import org.jiwarp.rnic.RnicOptions;
 import picocli.CommandLine.Option;
 
 /**
- * The options every connecting subcommand shares: how MPA is set up, which transport carries it and
- * where its traffic is recorded.
+ * The options every connecting subcommand shares (a picocli mixin): how MPA is set up, which
+ * transport carries it and where its traffic is recorded.
  */
-final class ConnectionOptions {
+public final class ConnectionOptions {
 
     @Option(names = "--crc", description = "Ask for MPA CRC-32C (RFC 5044 section 7.1: the peer must then use it). "
             + "Without it jiwarp accepts whatever the peer asks for.")
@@ -41,27 +41,36 @@ final class ConnectionOptions {
     RnicOptions.Transport transport = RnicOptions.Transport.AUTO;
 
     /** The MPA settings these options describe, on top of {@code base}. */
-    MpaSettings.Builder mpa(MpaSettings base) {
+    public MpaSettings.Builder mpa(MpaSettings base) {
         if (mpaRevision != 1 && mpaRevision != 2) {
             throw new IllegalArgumentException("--mpa-rev must be 1 or 2, not " + mpaRevision);
+        }
+        if (peerToPeer && mpaRevision != 2) {
+            throw new IllegalArgumentException("--p2p needs --mpa-rev 2");
         }
         return base.toBuilder().revision(mpaRevision).enhanced(mpaRevision == 2)
                 .crc(crc ? CrcPolicy.REQUIRE : CrcPolicy.ACCEPT)
                 .markers(markers ? MarkerPolicy.REQUEST : MarkerPolicy.ACCEPT).peerToPeer(peerToPeer);
     }
 
-    String describe() {
+    /** An RNIC with these options, {@code threads} event loops, capturing into {@code capture} (or not). */
+    public RnicOptions rnicOptions(int threads, Path capture) {
+        return RnicOptions.defaults().threads(threads).transport(transport)
+                .mpa(mpa(RnicOptions.defaults().mpa()).build()).capture(capture);
+    }
+
+    public String describe() {
         return "MPA rev " + mpaRevision + (crc ? ", CRC" : "") + (markers ? ", markers" : "")
                 + (peerToPeer ? ", peer-to-peer" : "");
     }
 
     /** A directory for the per-connection captures that {@link #mergeCapture} then joins, or {@code null}. */
-    Path captureDirectory() throws IOException {
+    public Path captureDirectory() throws IOException {
         return pcap == null ? null : Files.createTempDirectory("jiwarp-pcap");
     }
 
     /** Joins the per-connection captures into {@code --pcap FILE}, in time order, and removes the directory. */
-    void mergeCapture(Path directory) throws IOException {
+    public void mergeCapture(Path directory) throws IOException {
         if (directory == null) {
             return;
         }

@@ -9,7 +9,6 @@ import java.util.concurrent.ExecutionException;
 import org.jiwarp.cli.ping.RpingClient;
 import org.jiwarp.cli.ping.RpingServer;
 import org.jiwarp.rnic.Rnic;
-import org.jiwarp.rnic.RnicOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -89,9 +88,7 @@ final class PingCommand implements Callable<Integer> {
         PrintWriter out = line.getOut();
         PrintWriter err = line.getErr();
         Path capture = connection.captureDirectory();
-        RnicOptions options = RnicOptions.defaults().threads(1).transport(connection.transport)
-                .mpa(connection.mpa(RnicOptions.defaults().mpa()).build()).capture(capture);
-        try (Rnic rnic = Rnic.open(options)) {
+        try (Rnic rnic = Rnic.open(connection.rnicOptions(1, capture))) {
             return server ? serve(rnic, out, err) : ping(rnic, out, err);
         } finally {
             connection.mergeCapture(capture);

@@ -27,12 +27,24 @@ abstract class BaselineFrames extends ChannelInboundHandlerAdapter {
 
     private final ByteBuf header = Unpooled.buffer(HEADER_LENGTH, HEADER_LENGTH);
     ByteBuf memory;
+    /** This handler's context, once it is in a pipeline. */
+    ChannelHandlerContext ctx;
     private int type;
     private int length;
     private int remaining;
 
     BaselineFrames(ByteBuf memory) {
         this.memory = memory;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    /** Closes the connection. */
+    public void close() {
+        ctx.close();
     }
 
     /** A whole frame has arrived; a payload is in {@link #memory} from offset 0. */

@@ -161,16 +161,10 @@ final class TcpBaseline {
     /** The bandwidth pattern over one socket. */
     private static final class Stream extends BaselineFrames implements BenchTransport.Connection {
         private final Pattern pattern;
-        private ChannelHandlerContext ctx;
 
         Stream(BenchSpec spec, Limit limit, LongAdder progress, ByteBuf memory) {
             super(memory);
             this.pattern = new Pattern(spec, limit, progress);
-        }
-
-        @Override
-        public void handlerAdded(ChannelHandlerContext ctx) {
-            this.ctx = ctx;
         }
 
         private final class Pattern extends StreamPattern {
@@ -247,11 +241,6 @@ final class TcpBaseline {
         public CompletableFuture<BenchTransport.Result> result() {
             return pattern.finished().thenApply(p -> new BenchTransport.Result(p.posted, p.startNanos, p.endNanos, p.latency));
         }
-
-        @Override
-        public void close() {
-            ctx.close();
-        }
     }
 
     /** A promise that knows which message it is for. */
@@ -267,16 +256,10 @@ final class TcpBaseline {
     /** The latency pattern over one socket: DATA echoed (Send, Write) or READ answered. */
     private static final class PingPong extends BaselineFrames implements BenchTransport.Connection {
         private final Pattern pattern;
-        private ChannelHandlerContext ctx;
 
         PingPong(BenchSpec spec, Limit limit, LongAdder progress, ByteBuf memory) {
             super(memory);
             this.pattern = new Pattern(spec, limit, progress);
-        }
-
-        @Override
-        public void handlerAdded(ChannelHandlerContext ctx) {
-            this.ctx = ctx;
         }
 
         private final class Pattern extends PingPongPattern {
@@ -314,11 +297,6 @@ final class TcpBaseline {
         @Override
         public CompletableFuture<BenchTransport.Result> result() {
             return pattern.finished().thenApply(p -> new BenchTransport.Result(p.count, p.startNanos, p.endNanos, p.latency));
-        }
-
-        @Override
-        public void close() {
-            ctx.close();
         }
     }
 }

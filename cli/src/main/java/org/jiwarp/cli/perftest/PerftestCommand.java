@@ -1,5 +1,7 @@
 package org.jiwarp.cli.perftest;
 
+import org.jiwarp.cli.ConnectionOptions;
+
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -85,7 +87,7 @@ public final class PerftestCommand implements Callable<Integer> {
     long settleMillis = 200;
 
     @Mixin
-    MpaOptions mpa;
+    ConnectionOptions connection;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -103,11 +105,13 @@ public final class PerftestCommand implements Callable<Integer> {
         PerftestParameters parameters = new PerftestParameters().verb(verb).latency(latency).size(size).iters(iters)
                 .txDepth(txDepth).rxDepth(rxDepth).cqMod(cqMod).outReads(outReads)
                 .timeout(Duration.ofSeconds(timeoutSeconds)).settle(Duration.ofMillis(settleMillis));
+        java.nio.file.Path capture = connection.captureDirectory();
         org.jiwarp.rnic.RnicOptions options;
         try {
             parameters.validate();
-            options = mpa.rnicOptions();
+            options = connection.rnicOptions(1, capture);
         } catch (IllegalArgumentException e) {
+            connection.mergeCapture(capture);
             throw new CommandLine.ParameterException(line, e.getMessage());
         }
         PrintWriter out = line.getOut();
@@ -120,7 +124,7 @@ public final class PerftestCommand implements Callable<Integer> {
                         : new InetSocketAddress(bind, port);
                 try (PerftestServer perftest = PerftestServer.listen(rnic, address)) {
                     print(err, "jiwarp perftest: " + parameters.program() + " server listening on "
-                            + perftest.localAddress() + " (" + mpa.describe() + ")");
+                            + perftest.localAddress() + " (" + connection.describe() + ")");
                     print(out, "\n************************************\n* Waiting for client to connect... *\n"
                             + "************************************");
                     result = perftest.serve(rnic, parameters, Duration.ofSeconds(acceptTimeoutSeconds),
@@ -138,6 +142,8 @@ public final class PerftestCommand implements Callable<Integer> {
         } catch (PerftestException e) {
             print(err, "jiwarp perftest: " + parameters.program() + " " + role + " failed: " + e.getMessage());
             return 1;
+        } finally {
+            connection.mergeCapture(capture);
         }
     }
 
