@@ -45,8 +45,10 @@ public final class Tshark {
             "iwarp_rdma.atomic.swap_mask", "iwarp_rdma.atomic.compare_data", "iwarp_rdma.atomic.compare_mask",
             "iwarp_rdma.atomic.original_request_identifier", "iwarp_rdma.atomic.original_remote_data_value");
 
+    // Heuristics first: MPA is found by its keys, and a capture on an ephemeral port that some
+    // port-registered dissector claims would otherwise show no iWARP at all.
     private static final List<String> COMMON = List.of("-n", "--disable-protocol", "rpcordma",
-            "--disable-protocol", "smb_direct");
+            "--disable-protocol", "smb_direct", "-o", "tcp.try_heuristic_first:TRUE");
 
     private Tshark() {
     }
