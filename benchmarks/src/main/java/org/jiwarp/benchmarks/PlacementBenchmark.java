@@ -9,6 +9,7 @@ import org.jiwarp.ddp.Access;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.TaggedBuffer;
 import org.jiwarp.ddp.TaggedPlacement;
+import org.jiwarp.rdmap.TaggedAccess;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -26,7 +27,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * DDP tagged placement (RFC 5041 sections 7.1-7.2): per segment, the STag lookup and the checks of
- * valid STag, protection domain, access and bounds ({@link TaggedPlacement#checkSink}), then the copy
+ * valid STag, protection domain, access and bounds ({@link TaggedAccess#checkSink}), then the copy
  * of the payload from a received buffer into the registered region ({@link TaggedPlacement#place}).
  * Segments walk through a 1 MiB region, so the copy is not served from one hot cache line. The
  * {@code payloadBytes} counter is payload per second.
@@ -79,7 +80,7 @@ public class PlacementBenchmark {
     @Benchmark
     public TaggedBuffer placeOneSegment(Payload payload) {
         long to = BASE + offset;
-        TaggedBuffer sink = TaggedPlacement.checkSink(table, stag, to, segment, PD, Access.REMOTE_WRITE);
+        TaggedBuffer sink = TaggedAccess.checkSink(table, stag, to, segment, PD, Access.REMOTE_WRITE);
         TaggedPlacement.place(sink, to, received, received.readerIndex(), segment);
         offset += segment;
         if (offset + segment > REGION) {

@@ -245,8 +245,8 @@ class RnicCaptureTest {
             toAccept.add(c.server);
             clientRnic.connect(c.client, listener.localAddress(), new byte[] {'h', 'i'}).get(10, TimeUnit.SECONDS);
             accepted.poll(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
-            c.clientPort = ((InetSocketAddress) c.client.channel().localAddress()).getPort();
-            c.serverPort = ((InetSocketAddress) c.client.channel().remoteAddress()).getPort();
+            c.clientPort = ((InetSocketAddress) c.client.localAddress()).getPort();
+            c.serverPort = ((InetSocketAddress) c.client.remoteAddress()).getPort();
             return c;
         }
 

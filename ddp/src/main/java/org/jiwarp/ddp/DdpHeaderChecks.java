@@ -1,5 +1,6 @@
 package org.jiwarp.ddp;
 
+import org.jiwarp.wire.rdmap.TerminateException;
 import io.netty.buffer.ByteBuf;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.TerminateError;
@@ -21,23 +22,45 @@ public final class DdpHeaderChecks {
     /**
      * Checks the DDP version (DV) of the segment whose header starts at {@code ulpdu}'s reader index.
      *
-     * @throws DdpException {@link TerminateError#DDP_TAGGED_INVALID_VERSION} or
+     * @throws TerminateException {@link TerminateError#DDP_TAGGED_INVALID_VERSION} or
      *     {@link TerminateError#DDP_UNTAGGED_INVALID_VERSION}, by the T bit, when DV is not 1; the same
      *     for an empty ULPDU (untagged, as there is no T bit to read)
      */
     public static void checkVersion(ByteBuf ulpdu) {
         if (!ulpdu.isReadable()) {
-            throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_VERSION, "empty ULPDU: no DDP header");
+            throw new TerminateException(TerminateError.DDP_UNTAGGED_INVALID_VERSION, "empty ULPDU: no DDP header");
         }
         int at = ulpdu.readerIndex();
         int version = DdpHeaders.version(ulpdu, at);
         // RFC 5041 section 4.1: DV MUST be 01b; section 7.2 has a code per buffer model.
         if (version != DdpHeaders.DDP_VERSION) {
             boolean tagged = DdpHeaders.tagged(ulpdu, at);
-            throw new DdpException(tagged ? TerminateError.DDP_TAGGED_INVALID_VERSION
+            throw new TerminateException(tagged ? TerminateError.DDP_TAGGED_INVALID_VERSION
                     : TerminateError.DDP_UNTAGGED_INVALID_VERSION, "DDP version " + version
                             + (tagged ? " (tagged)" : " (untagged)"));
         }
+    }
+
+    /**
+     * Checks that {@code ulpdu} holds a whole DDP header of version 1 and returns that header's
+     * length (14 tagged, 18 untagged).
+     *
+     * @throws TerminateException {@link TerminateError#DDP_LOCAL_CATASTROPHIC} for a ULPDU shorter
+     *     than its header, or the version error of {@link #checkVersion}
+     */
+    public static int checkHeader(ByteBuf ulpdu) {
+        int length = ulpdu.readableBytes();
+        if (length < 2) {
+            throw new TerminateException(TerminateError.DDP_LOCAL_CATASTROPHIC, "ULPDU of " + length + " octets");
+        }
+        checkVersion(ulpdu);
+        int header = DdpHeaders.tagged(ulpdu, ulpdu.readerIndex()) ? DdpHeaders.TAGGED_HEADER_LENGTH
+                : DdpHeaders.UNTAGGED_HEADER_LENGTH;
+        if (length < header) {
+            throw new TerminateException(TerminateError.DDP_LOCAL_CATASTROPHIC, "ULPDU of " + length
+                    + " octets is shorter than its DDP header");
+        }
+        return header;
     }
 
     /**
@@ -45,12 +68,12 @@ public final class DdpHeaderChecks {
      * {@code queues - 1} (RDMAP: 3, or 4 with RFC 7306 atomics).
      *
      * @param qn the QN, unsigned 32-bit ({@link DdpHeaders#qn})
-     * @throws DdpException {@link TerminateError#DDP_UNTAGGED_INVALID_QN}
+     * @throws TerminateException {@link TerminateError#DDP_UNTAGGED_INVALID_QN}
      */
     public static void checkQn(long qn, int queues) {
         // RFC 5041 section 7.1: the QN must be valid for the stream.
         if (qn < 0 || qn >= queues) {
-            throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_QN, "QN " + qn + " (the stream has "
+            throw new TerminateException(TerminateError.DDP_UNTAGGED_INVALID_QN, "QN " + qn + " (the stream has "
                     + queues + " queues)");
         }
     }

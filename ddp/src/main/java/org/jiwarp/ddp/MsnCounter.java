@@ -1,5 +1,6 @@
 package org.jiwarp.ddp;
 
+import org.jiwarp.wire.rdmap.TerminateException;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
@@ -54,7 +55,7 @@ public final class MsnCounter {
      * Checks a segment's MSN by the rule above.
      *
      * @param available how many messages the queue can take now; the expected MSN needs at least 1
-     * @throws DdpException with an MSN error
+     * @throws TerminateException with an MSN error
      */
     public void check(long msn, int available) {
         check(msn, expected, available);
@@ -73,15 +74,15 @@ public final class MsnCounter {
         }
         if (d >= HALF) {
             // RFC 5041 section 7.1: the MSN must lie in the range of the queue's available buffers.
-            throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MSN_RANGE, "MSN " + (msn & MSN_MASK)
+            throw new TerminateException(TerminateError.DDP_UNTAGGED_INVALID_MSN_RANGE, "MSN " + (msn & MSN_MASK)
                     + " precedes the expected " + expected);
         }
         if (d >= available) {
             // RFC 5041 section 7.1: the QN and MSN must have an associated buffer.
-            throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, "MSN " + (msn & MSN_MASK)
+            throw new TerminateException(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, "MSN " + (msn & MSN_MASK)
                     + ": no buffer (expected MSN " + expected + ", " + available + " available)");
         }
-        throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MSN_RANGE, "MSN " + (msn & MSN_MASK)
+        throw new TerminateException(TerminateError.DDP_UNTAGGED_INVALID_MSN_RANGE, "MSN " + (msn & MSN_MASK)
                 + " out of sequence: MSN " + expected + " has not completed");
     }
 }

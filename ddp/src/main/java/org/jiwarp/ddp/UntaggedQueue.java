@@ -1,5 +1,6 @@
 package org.jiwarp.ddp;
 
+import org.jiwarp.wire.rdmap.TerminateException;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +17,7 @@ import org.jiwarp.wire.rdmap.TerminateError;
  *   segment:   MSN selects the buffer, MO the offset in its scatter list, L completes it
  * </pre>
  *
- * <p>Checks on each segment, in order, the first failure thrown as a {@link DdpException} with
+ * <p>Checks on each segment, in order, the first failure thrown as a {@link TerminateException} with
  * its DDP untagged buffer error (layer 1, error type 2) and nothing placed:
  *
  * <ol>
@@ -177,7 +178,7 @@ public final class UntaggedQueue {
      * @param payload the segment's payload, its readable bytes; neither its indices nor its reference
      *     count change
      * @return the queue's {@link Placement}, refilled for this segment
-     * @throws DdpException with the first failed check; nothing is placed then
+     * @throws TerminateException with the first failed check; nothing is placed then
      */
     public Placement place(long msn, long mo, boolean last, ByteBuf payload) {
         return place(msn, mo, last, payload, payload.readerIndex(), payload.readableBytes());
@@ -195,12 +196,12 @@ public final class UntaggedQueue {
         long placed = buffer.bytesPlaced();
         // RFC 5041 section 7.1: the MO must lie in the buffer; like siw, jiwarp also wants MO order.
         if (mo != placed) {
-            throw new DdpException(TerminateError.DDP_UNTAGGED_INVALID_MO, "QN " + qn + " MSN " + msn + ": MO " + mo
+            throw new TerminateException(TerminateError.DDP_UNTAGGED_INVALID_MO, "QN " + qn + " MSN " + msn + ": MO " + mo
                     + ", expected " + placed + " (segments arrive in MO order)");
         }
         if (length > buffer.capacity() - placed) {
             // RFC 5041 section 7.1: MO + length must lie within the buffer.
-            throw new DdpException(TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG, "QN " + qn + " MSN " + msn + ": "
+            throw new TerminateException(TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG, "QN " + qn + " MSN " + msn + ": "
                     + length + " octets at MO " + mo + " exceed the buffer's " + buffer.capacity());
         }
         buffer.append(source, index, length);

@@ -17,7 +17,7 @@
  *       (sections 3.3, 4.3, 5.3, 7.1); {@link org.jiwarp.ddp.MsnCounter} tracks the MSN of queues 1
  *       and 2, which have no posted buffers. {@link org.jiwarp.ddp.DdpHeaderChecks} checks the DDP
  *       version and the queue number.</li>
- *   <li><b>Errors</b>: every failed check throws a {@link org.jiwarp.ddp.DdpException} carrying
+ *   <li><b>Errors</b>: every failed check throws a {@link org.jiwarp.ddp.TerminateException} carrying
  *       the one Terminate error (layer, error type, code) it maps to.</li>
  * </ul>
  *

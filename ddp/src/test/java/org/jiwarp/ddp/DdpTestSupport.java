@@ -1,5 +1,6 @@
 package org.jiwarp.ddp;
 
+import org.jiwarp.wire.rdmap.TerminateException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -14,18 +15,18 @@ final class DdpTestSupport {
     }
 
     /**
-     * Asserts that {@code body} throws a {@link DdpException} with exactly this Terminate error, checking
+     * Asserts that {@code body} throws a {@link TerminateException} with exactly this Terminate error, checking
      * layer, error type and code as raw wire values too.
      */
-    static DdpException assertTerminate(TerminateLayer layer, int errorType, int errorCode, TerminateError expected,
+    static TerminateException assertTerminate(TerminateLayer layer, int errorType, int errorCode, TerminateError expected,
             Executable body) {
         return assertTerminate(layer, errorType, errorCode, expected, body, "");
     }
 
     /** The same, with {@code what} naming the case in a failure. */
-    static DdpException assertTerminate(TerminateLayer layer, int errorType, int errorCode, TerminateError expected,
+    static TerminateException assertTerminate(TerminateLayer layer, int errorType, int errorCode, TerminateError expected,
             Executable body, String what) {
-        DdpException e = assertThrows(DdpException.class, body, what);
+        TerminateException e = assertThrows(TerminateException.class, body, what);
         assertEquals(expected, e.error(), what + ": " + e.getMessage());
         assertEquals(layer, e.error().layer(), what + ": layer");
         assertEquals(errorType, e.error().errorType(), what + ": error type");

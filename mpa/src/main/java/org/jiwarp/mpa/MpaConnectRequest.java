@@ -36,6 +36,19 @@ public final class MpaConnectRequest {
         return parameters.peerPrivateData();
     }
 
+    private volatile boolean holdFirstFpdu = true;
+
+    /**
+     * Whether this responder holds its FPDUs until the initiator's first has arrived, as RFC 5044
+     * section 7.1.2 requires (the default). {@code false} lets it send first, as Linux siw does and
+     * as a ULP whose responder speaks first needs (perftest's {@code ib_write_lat} server). Call it
+     * before {@code accept}.
+     */
+    public MpaConnectRequest holdFirstFpdu(boolean hold) {
+        this.holdFirstFpdu = hold;
+        return this;
+    }
+
     /** Accepts: sends the Reply with this private data and goes to full operation. */
     public boolean accept(byte[] privateData) {
         return decide(true, privateData, -1, -1);
@@ -60,9 +73,10 @@ public final class MpaConnectRequest {
             return false;
         }
         if (channel.eventLoop().inEventLoop()) {
-            handler.decide(accept, copy, ird, ord);
+            handler.decide(accept, copy, ird, ord, holdFirstFpdu);
         } else {
-            channel.eventLoop().execute(() -> handler.decide(accept, copy, ird, ord));
+            boolean hold = holdFirstFpdu;
+            channel.eventLoop().execute(() -> handler.decide(accept, copy, ird, ord, hold));
         }
         return true;
     }

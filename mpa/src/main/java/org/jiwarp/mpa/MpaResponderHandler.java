@@ -140,9 +140,10 @@ public final class MpaResponderHandler extends MpaSetupHandler {
     /**
      * Called on the event loop by {@link MpaConnectRequest}; {@code ird} and {@code ord}, when not
      * negative, are the accepting queue pair's own: they lower what an enhanced Reply offers, and
-     * without the enhanced setup they are the connection's limits.
+     * without the enhanced setup they are the connection's limits. {@code holdFirstFpdu}: see
+     * {@link MpaConnectRequest#holdFirstFpdu}.
      */
-    void decide(boolean accept, byte[] privateData, int ird, int ord) {
+    void decide(boolean accept, byte[] privateData, int ird, int ord, boolean holdFirstFpdu) {
         if (finished() || !ctx.channel().isActive()) {
             return;
         }
@@ -168,7 +169,7 @@ public final class MpaResponderHandler extends MpaSetupHandler {
         }
         ctx.writeAndFlush(MpaFrame.encode(ctx.alloc(), true, replyFlags, proposed.revision(), proposed.ird(),
                 proposed.ord(), proposed.peerToPeer(), replyRtr, privateData));
-        established(ctx, proposed);
+        established(ctx, proposed, holdFirstFpdu);
     }
 
     private void rejectWith(ChannelHandlerContext ctx, int flags, byte[] privateData) {

@@ -74,6 +74,11 @@ abstract class MpaSetupHandler extends ByteToMessageDecoder {
 
     /** Installs the FPDU codec, announces the parameters and leaves the pipeline. */
     final void established(ChannelHandlerContext ctx, MpaParameters parameters) {
+        established(ctx, parameters, true);
+    }
+
+    /** As {@link #established(ChannelHandlerContext, MpaParameters)}; a responder holds its first FPDU when {@code holdFirstFpdu}. */
+    final void established(ChannelHandlerContext ctx, MpaParameters parameters, boolean holdFirstFpdu) {
         finished = true;
         stopTimer();
         ChannelPipeline pipeline = ctx.pipeline();
@@ -82,7 +87,7 @@ abstract class MpaSetupHandler extends ByteToMessageDecoder {
                 parameters.maxInboundUlpdu()));
         pipeline.addAfter(DEFRAMER, FRAMER, new FpduFramer(parameters.crc(), parameters.markersToPeer()));
         last = FRAMER;
-        if (!parameters.initiator()) {
+        if (!parameters.initiator() && holdFirstFpdu) {
             // RFC 5044 section 7.1.2: the responder sends no FPDU before it has received one.
             pipeline.addAfter(last, GATE, new FirstFpduGate());
             last = GATE;

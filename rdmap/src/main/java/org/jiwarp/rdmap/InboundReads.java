@@ -1,15 +1,15 @@
 package org.jiwarp.rdmap;
 
 import java.util.ArrayDeque;
-import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
  * The RDMA Read Requests a peer has sent to this endpoint and not yet been fully answered, bounded
  * by this endpoint's IRD, answered strictly in request order (RFC 5040 section 5.2).
  *
- * <p>A Read Request beyond the IRD has no buffer on queue 1, so jiwarp refuses it with DDP's untagged
- * buffer error "invalid MSN - no buffer available" (RFC 5041 section 7.1). Linux siw answers the
- * same overflow with RDMAP remote operation error 0x07 instead.
+ * <p>A Read Request beyond the IRD has no buffer on queue 1: DDP refuses it with its untagged buffer
+ * error "invalid MSN - no buffer available" (RFC 5041 section 7.1; see
+ * {@link org.jiwarp.ddp.SingleSegmentQueue}). Linux siw answers the same overflow with RDMAP remote
+ * operation error 0x07 instead.
  *
  * @param <R> what the engine keeps per request (source, sink, progress)
  */
@@ -26,18 +26,21 @@ public final class InboundReads<R> {
         return ird;
     }
 
-    /** Throws unless one more Read Request fits the IRD; call it before validating the request. */
-    public void checkRoom() {
-        // RFC 5040 section 5.2 / RFC 6581: no more than IRD Read Requests may be outstanding.
-        if (queue.size() >= ird) {
-            throw new RdmapException(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER,
-                    "Read Request beyond IRD " + ird);
-        }
+    /** Whether one more Read Request fits the IRD (RFC 5040 section 5.2). */
+    public boolean hasRoom() {
+        return queue.size() < ird;
     }
 
-    /** Queues a validated Read Request. */
+    /**
+     * Queues a validated Read Request.
+     *
+     * @throws IllegalStateException when the IRD is full: check {@link #hasRoom()} first (DDP refuses
+     *     such a request on queue 1 with "no buffer available")
+     */
     public void accept(R request) {
-        checkRoom();
+        if (!hasRoom()) {
+            throw new IllegalStateException("IRD " + ird + " is full");
+        }
         queue.addLast(request);
     }
 

@@ -1,5 +1,6 @@
 package org.jiwarp.rdmap;
 
+import org.jiwarp.wire.rdmap.TerminateException;
 import java.util.ArrayDeque;
 import org.jiwarp.wire.rdmap.TerminateError;
 
@@ -71,18 +72,18 @@ public final class OutboundReads {
      * Matches one inbound Read Response segment to the oldest outstanding request.
      *
      * @return the completed request when this segment was its last, else {@code null}
-     * @throws RdmapException {@link TerminateError#RDMAP_UNEXPECTED_OPCODE} when no Read is
+     * @throws TerminateException {@link TerminateError#RDMAP_UNEXPECTED_OPCODE} when no Read is
      *     outstanding, or when the segment's STag, offset or length does not continue the oldest one
      */
     public Outstanding response(int stag, long taggedOffset, int length, boolean last) {
         Outstanding head = outstanding.peekFirst();
         // RFC 5040 section 4.5: a Read Response answers the oldest outstanding Read Request.
         if (head == null) {
-            throw new RdmapException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Read Response with no Read outstanding");
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Read Response with no Read outstanding");
         }
         if (stag != head.sinkStag || taggedOffset != head.sinkTaggedOffset + head.received
                 || head.received + length > head.length) {
-            throw new RdmapException(TerminateError.RDMAP_UNEXPECTED_OPCODE, String.format(
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, String.format(
                     "Read Response to STag 0x%08x TO 0x%x (%d octets) does not continue the Read of %d octets "
                             + "to STag 0x%08x TO 0x%x (%d received)",
                     stag, taggedOffset, length, head.length, head.sinkStag, head.sinkTaggedOffset, head.received));
@@ -92,7 +93,7 @@ public final class OutboundReads {
             return null;
         }
         if (head.received != head.length) {
-            throw new RdmapException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Read Response ended after "
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Read Response ended after "
                     + head.received + " of " + head.length + " octets");
         }
         return outstanding.pollFirst();

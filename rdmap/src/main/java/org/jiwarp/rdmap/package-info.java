@@ -4,7 +4,7 @@
  * 4.5, 5.2); the inbound Read Requests bounded by IRD and answered in order
  * ({@link org.jiwarp.rdmap.InboundReads}, section 5.2); Terminate building and reading with HdrCt
  * M/D/R and the carried headers ({@link org.jiwarp.rdmap.TerminateMessages}, sections 4.8, 5.6);
- * and RDMAP's error type ({@link org.jiwarp.rdmap.RdmapException}, section 7.2). The RNIC engine in
+ * and RDMAP's error type ({@link org.jiwarp.rdmap.TerminateException}, section 7.2). The RNIC engine in
  * {@code org.jiwarp.rnic} drives them; the wire formats are in {@code org.jiwarp.wire.rdmap}.
  */
 package org.jiwarp.rdmap;

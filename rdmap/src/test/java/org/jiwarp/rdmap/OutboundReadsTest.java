@@ -1,5 +1,6 @@
 package org.jiwarp.rdmap;
 
+import org.jiwarp.wire.rdmap.TerminateException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -25,7 +26,7 @@ class OutboundReadsTest {
     private static final long TO_B = 0x7F00_0000_9000L;
 
     private static void assertUnexpectedOpcode(Executable body) {
-        RdmapException e = assertThrows(RdmapException.class, body);
+        TerminateException e = assertThrows(TerminateException.class, body);
         assertEquals(TerminateError.RDMAP_UNEXPECTED_OPCODE, e.error(), e.getMessage());
     }
 

@@ -3,7 +3,6 @@ package org.jiwarp.rnic;
 import java.net.SocketAddress;
 import java.util.concurrent.CompletableFuture;
 import org.jiwarp.mpa.MpaConnectRequest;
-import org.jiwarp.mpa.MpaParameters;
 
 /**
  * An incoming connection with its MPA Request: accept it onto a queue pair with reply private data
@@ -23,8 +22,19 @@ public final class ConnectRequest {
     }
 
     /** What accepting negotiates (CRC, markers, IRD/ORD, MULPDU). */
-    public MpaParameters parameters() {
-        return request.parameters();
+    public ConnectionParameters parameters() {
+        return ConnectionParameters.of(request.parameters());
+    }
+
+    /**
+     * Lets the accepting queue pair send before the initiator's first message arrives ({@code
+     * false}), which RFC 5044 section 7.1.2 forbids and Linux siw does anyway; for application
+     * protocols whose passive side speaks first (perftest's {@code ib_write_lat}). Call it before
+     * {@link #accept}.
+     */
+    public ConnectRequest holdFirstMessage(boolean hold) {
+        request.holdFirstFpdu(hold);
+        return this;
     }
 
     public SocketAddress remoteAddress() {
@@ -39,12 +49,12 @@ public final class ConnectRequest {
         if (qp.state() != QpState.IDLE) {
             throw new IllegalStateException(qp + " is not IDLE");
         }
-        QpEngine engine = qp.newEngine();
+        QpConnection connection = qp.newConnection();
         request.channel().eventLoop().execute(() -> {
-            request.channel().pipeline().addLast("qp-" + qp.number(), engine);
+            request.channel().pipeline().addLast("qp-" + qp.number(), connection);
             request.accept(privateData, qp.config().ird(), qp.config().ord());
         });
-        return engine.established();
+        return connection.established().thenApply(c -> qp);
     }
 
     /** Rejects, sending {@code privateData} in the Reply. */

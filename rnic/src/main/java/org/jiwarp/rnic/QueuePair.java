@@ -2,42 +2,49 @@ package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.jiwarp.ddp.Access;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.mpa.MpaParameters;
-import org.jiwarp.rdmap.TerminateMessages;
+import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
- * A queue pair ({@code ibv_qp}): a send queue and a receive queue bound to one iWARP connection.
+ * A queue pair ({@code ibv_qp}): a send queue and a receive queue bound to one iWARP connection, with
+ * the state machine of {@link QpStateMachine}.
  *
  * <p>Posting is thread-safe: work requests from any thread go to the connection's event loop in the
  * order each thread posted them. Receives may be posted before the connection is up; sends only
- * once it is (state {@link QpState#RTS}). A queue that is full refuses the post with an
- * {@link IllegalStateException}, as {@code ibv_post_send} returns {@code ENOMEM}.
+ * once it is (state {@link QpState#RTS}). Work posted in ERROR completes at once in flush error,
+ * receives included. A queue that is full refuses the post with an {@link IllegalStateException},
+ * as {@code ibv_post_send} returns {@code ENOMEM}.
  */
 public final class QueuePair {
 
     private final Rnic rnic;
     private final int number;
     private final QpConfig config;
-    private final AtomicInteger sendOutstanding = new AtomicInteger();
-    private final AtomicInteger receiveOutstanding = new AtomicInteger();
+    private final QpStateMachine state = new QpStateMachine();
+    private final Completions completions;
     private final List<ReceiveBuffer> earlyReceives = new ArrayList<>();
+    private final CompletableFuture<Void> down = new CompletableFuture<>();
     private final CompletableFuture<QueuePair> closed = new CompletableFuture<>();
-    private volatile QpState state = QpState.IDLE;
-    private volatile QpEngine engine;
-    private volatile Consumer<TerminateMessages.Received> terminateListener;
-    private volatile TerminateMessages.Received terminateReceived;
-    private volatile org.jiwarp.wire.rdmap.TerminateError terminateSent;
+    private volatile QpConnection connection;
+    private volatile Consumer<RemoteTerminate> terminateListener;
+    private volatile boolean destroyed;
 
     QueuePair(Rnic rnic, int number, QpConfig config) {
         this.rnic = rnic;
         this.number = number;
         this.config = config;
+        this.completions = new Completions(this, config);
+        down.thenRun(() -> {
+            flushEarlyReceives();
+            closed.complete(this);
+        });
     }
 
     public int number() {
@@ -45,7 +52,7 @@ public final class QueuePair {
     }
 
     public QpState state() {
-        return state;
+        return state.state();
     }
 
     public ProtectionDomain pd() {
@@ -65,29 +72,58 @@ public final class QueuePair {
     }
 
     /** What the connection negotiated, once connected; else {@code null}. */
-    public MpaParameters parameters() {
-        QpEngine e = engine;
-        return e == null ? null : e.parameters();
+    public ConnectionParameters parameters() {
+        QpConnection c = connection;
+        MpaParameters p = c == null ? null : c.parameters();
+        return p == null ? null : ConnectionParameters.of(p);
     }
 
-    /** The connection's channel, once connected. */
-    public Channel channel() {
-        QpEngine e = engine;
-        return e == null ? null : e.channel();
+    /** This end's address, once connected; else {@code null}. */
+    public InetSocketAddress localAddress() {
+        Channel channel = channel();
+        return channel == null ? null : (InetSocketAddress) channel.localAddress();
+    }
+
+    /** The peer's address, once connected; else {@code null}. */
+    public InetSocketAddress remoteAddress() {
+        Channel channel = channel();
+        return channel == null ? null : (InetSocketAddress) channel.remoteAddress();
+    }
+
+    /** The connection's channel, for this package's tests. */
+    Channel channel() {
+        QpConnection c = connection;
+        return c == null ? null : c.channel();
+    }
+
+    /**
+     * Runs {@code task} soon on the thread that serves this queue pair's connection, where its
+     * completion listeners run too (never inline, also when called from that thread).
+     *
+     * @throws IllegalStateException before the queue pair is connected
+     */
+    public void execute(Runnable task) {
+        QpConnection c = connection;
+        if (c == null) {
+            throw new IllegalStateException(this + " is not connected");
+        }
+        c.executeLater(task);
     }
 
     /** The Terminate the peer sent, if any. */
-    public TerminateMessages.Received terminateReceived() {
-        return terminateReceived;
+    public RemoteTerminate terminateReceived() {
+        QpConnection c = connection;
+        return c == null ? null : c.terminateReceived();
     }
 
     /** The error of the Terminate this end sent, if any. */
-    public org.jiwarp.wire.rdmap.TerminateError terminateSent() {
-        return terminateSent;
+    public TerminateError terminateSent() {
+        QpConnection c = connection;
+        return c == null ? null : c.terminateSent();
     }
 
     /** Called (on the event loop) when a Terminate arrives, as an asynchronous QP event. */
-    public void onTerminate(Consumer<TerminateMessages.Received> listener) {
+    public void onTerminate(Consumer<RemoteTerminate> listener) {
         this.terminateListener = listener;
     }
 
@@ -101,16 +137,14 @@ public final class QueuePair {
      * bytes have reached TCP, a Read once its response is placed.
      */
     public void postSend(SendWorkRequest wr) {
-        QpEngine.SendSlot slot = admit(wr);
-        QpEngine e = engine;
-        if (e == null) {
+        SendQueue.SendSlot slot = admit(wr);
+        QpConnection c = connection;
+        if (c == null) {
             flushUnconnected(slot);
-            return;
-        }
-        if (e.inEventLoop()) {
-            e.post(slot);
+        } else if (c.inEventLoop()) {
+            c.post(slot);
         } else {
-            e.execute(() -> e.post(slot));
+            c.execute(() -> c.post(slot));
         }
     }
 
@@ -120,7 +154,7 @@ public final class QueuePair {
      * exception names the refused one's index.
      */
     public void postSend(SendWorkRequest[] chain, int count) {
-        QpEngine.SendSlot[] slots = new QpEngine.SendSlot[count];
+        SendQueue.SendSlot[] slots = new SendQueue.SendSlot[count];
         int admitted = 0;
         RuntimeException refused = null;
         for (; admitted < count; admitted++) {
@@ -131,16 +165,16 @@ public final class QueuePair {
                 break;
             }
         }
-        QpEngine e = engine;
+        QpConnection c = connection;
         int n = admitted;
-        if (e == null) {
+        if (c == null) {
             for (int i = 0; i < n; i++) {
                 flushUnconnected(slots[i]);
             }
-        } else if (e.inEventLoop()) {
-            e.post(slots, n);
+        } else if (c.inEventLoop()) {
+            c.post(slots, n);
         } else {
-            e.execute(() -> e.post(slots, n));
+            c.execute(() -> c.post(slots, n));
         }
         if (refused != null) {
             throw new IllegalStateException("work request " + admitted + " of the chain refused: "
@@ -148,144 +182,139 @@ public final class QueuePair {
         }
     }
 
-    private QpEngine.SendSlot admit(SendWorkRequest wr) {
-        if (state == QpState.IDLE) {
+    private SendQueue.SendSlot admit(SendWorkRequest wr) {
+        checkNotDestroyed();
+        if (state.state() == QpState.IDLE) {
             throw new IllegalStateException("QP " + number + " is not connected (IDLE): post sends once it is RTS");
         }
         if (wr.sglUnsafe().length > config.maxSge()) {
             throw new IllegalArgumentException(wr.sglUnsafe().length + " SGEs exceed the QP's max of " + config.maxSge());
         }
-        if (sendOutstanding.incrementAndGet() > config.sendDepth()) {
-            sendOutstanding.decrementAndGet();
-            throw new IllegalStateException("send queue of QP " + number + " is full (" + config.sendDepth() + ")");
-        }
-        return new QpEngine.SendSlot(wr);
+        completions.admitSend();
+        return new SendQueue.SendSlot(wr);
     }
 
     /** In ERROR without ever having connected: the work completes in flush error at once. */
-    private void flushUnconnected(QpEngine.SendSlot slot) {
-        sendCompleted();
-        config.sendCq().add(new WorkCompletion().set(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR,
-                QpEngine.wcOpcode(slot.opcode), 0, this, 0, false, null));
+    private void flushUnconnected(SendQueue.SendSlot slot) {
+        completions.send(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR, SendQueue.wcOpcode(slot.opcode), 0, null);
     }
 
-    /** Posts a receive-queue work request. */
+    /** Posts a receive-queue work request; in ERROR it completes at once in flush error. */
     public void postReceive(ReceiveWorkRequest wr) {
+        checkNotDestroyed();
         if (wr.sgl().length > config.maxSge()) {
             throw new IllegalArgumentException(wr.sgl().length + " SGEs exceed the QP's max of " + config.maxSge());
         }
         Sge[] sgl = wr.sgl();
         ByteBuf[] segments = new ByteBuf[sgl.length];
         for (int i = 0; i < sgl.length; i++) {
-            segments[i] = checkedSlice(sgl[i], org.jiwarp.ddp.Access.LOCAL_WRITE);
+            segments[i] = LocalAccess.checkedSlice(sgl[i], config.pd(), Access.LOCAL_WRITE);
         }
-        if (receiveOutstanding.incrementAndGet() > config.receiveDepth()) {
-            receiveOutstanding.decrementAndGet();
-            throw new IllegalStateException("receive queue of QP " + number + " is full (" + config.receiveDepth() + ")");
-        }
+        completions.admitReceive();
         ReceiveBuffer buffer = new ReceiveBuffer(wr.id(), segments);
         synchronized (earlyReceives) {
-            QpEngine e = engine;
-            if (e == null) {
+            QpConnection c = connection;
+            if (c != null) {
+                // Synchronous, as ibv_post_recv: once this returns the buffer is there for the next Send.
+                c.postReceive(buffer);
+            } else if (state.state() == QpState.ERROR) {
+                completions.receiveFlushed(buffer.workRequestId());
+            } else {
                 earlyReceives.add(buffer);
-                return;
             }
-            // Synchronous, as ibv_post_recv: once this returns the buffer is there for the next Send.
-            e.postReceive(buffer);
         }
     }
 
-    /** Disconnects gracefully: no new work, then the connection closes and the QP goes to ERROR. */
+    /** Disconnects gracefully (modify to CLOSING): no new work, then the connection closes and the QP goes to ERROR. */
     public CompletableFuture<QueuePair> disconnect() {
-        QpEngine e = engine;
-        if (e == null) {
-            toError();
+        QpConnection c = connection;
+        if (c == null) {
+            modifyToError();
         } else {
-            e.execute(e::disconnect);
+            c.execute(c::disconnect);
         }
         return closed;
     }
 
-    /** A slice of a local SGE's memory, checked against this QP's PD, the region's bounds and access. */
-    ByteBuf checkedSlice(Sge sge, int access) {
-        return checked(sge, access).buffer().slice((int) sge.offset(), sge.length());
+    /**
+     * Modifies the queue pair to ERROR (an abortive close, {@code ibv_modify_qp} to {@code IBV_QPS_ERR}):
+     * the connection closes at once, without a Terminate, and every outstanding work request
+     * completes in flush error.
+     */
+    public CompletableFuture<QueuePair> modifyToError() {
+        fatal(QpEvent.MODIFY_TO_ERROR);
+        return closed;
     }
 
-    /** The region of a local SGE, checked against this QP's PD, the region's bounds and access. */
-    MemoryRegion checked(Sge sge, int access) {
-        MemoryRegion region = sge.region();
-        if (!region.valid()) {
-            throw new IllegalArgumentException("SGE region " + region + " is invalidated or deregistered");
-        }
-        if (region.pd() != config.pd()) {
-            throw new IllegalArgumentException("SGE region " + region + " is not in " + config.pd());
-        }
-        if (sge.offset() + sge.length() > region.length()) {
-            throw new IllegalArgumentException("SGE [" + sge.offset() + ", +" + sge.length() + ") exceeds " + region);
-        }
-        if ((region.access() & access) != access) {
-            throw new IllegalArgumentException(region + " lacks " + org.jiwarp.ddp.Access.describe(access));
-        }
-        return region;
+    /**
+     * Destroys the queue pair ({@code ibv_destroy_qp}): moves it to ERROR as {@link #modifyToError}
+     * does, and refuses every post from then on. Idempotent.
+     */
+    public CompletableFuture<QueuePair> destroy() {
+        destroyed = true;
+        return modifyToError();
     }
 
-    void attach(QpEngine engine) {
+    private void checkNotDestroyed() {
+        if (destroyed) {
+            throw new IllegalStateException("QP " + number + " is destroyed");
+        }
+    }
+
+    /** Takes the queue pair to ERROR for {@code event} (a user's modify, or a fatal error such as a CQ overrun). */
+    void fatal(QpEvent event) {
+        QpConnection c = connection;
+        if (c != null) {
+            c.execute(() -> c.abort(event));
+            return;
+        }
+        if (state.apply(event).enteredError()) {
+            down.complete(null);
+        }
+    }
+
+    /** The connection a connect or accept uses. */
+    QpConnection newConnection() {
+        return new QpConnection(state, completions, config, rnic.stags(), this::attach,
+                report -> {
+                    Consumer<RemoteTerminate> listener = terminateListener;
+                    if (listener != null) {
+                        listener.accept(report);
+                    }
+                }, down);
+    }
+
+    /** The connect failed before any connection existed. */
+    void connectFailed() {
+        if (state.apply(QpEvent.CONNECTION_CLOSED).enteredError()) {
+            down.complete(null);
+        }
+    }
+
+    private void attach(QpConnection connection) {
         synchronized (earlyReceives) {
-            this.engine = engine;
+            this.connection = connection;
             for (ReceiveBuffer buffer : earlyReceives) {
-                engine.postReceive(buffer);
+                connection.postReceive(buffer);
             }
             earlyReceives.clear();
         }
     }
 
-    /** The engine a connect or accept will use. */
-    QpEngine newEngine() {
-        return new QpEngine(this, rnic.stags());
-    }
-
-    void state(QpState state) {
-        this.state = state;
-    }
-
-    void sendCompleted() {
-        sendOutstanding.decrementAndGet();
-    }
-
-    void receiveCompleted() {
-        receiveOutstanding.decrementAndGet();
-    }
-
-    void terminateReceived(TerminateMessages.Received received) {
-        this.terminateReceived = received;
-        Consumer<TerminateMessages.Received> listener = terminateListener;
-        if (listener != null) {
-            listener.accept(received);
-        }
-    }
-
-    void terminateSent(org.jiwarp.wire.rdmap.TerminateError error) {
-        this.terminateSent = error;
-    }
-
-    /** Flushes receives posted before any connection, and reaches ERROR. */
-    void toError() {
-        state = QpState.ERROR;
+    /** Flushes receives posted before any connection was up (the queue pair reached ERROR without one). */
+    private void flushEarlyReceives() {
         List<ReceiveBuffer> flushed;
         synchronized (earlyReceives) {
             flushed = new ArrayList<>(earlyReceives);
             earlyReceives.clear();
         }
         for (ReceiveBuffer buffer : flushed) {
-            receiveCompleted();
-            config.receiveCq().add(new WorkCompletion().set(buffer.workRequestId(), WcStatus.WORK_REQUEST_FLUSH_ERROR,
-                    WcOpcode.RECEIVE, 0, this, 0, false, null));
+            completions.receiveFlushed(buffer.workRequestId());
         }
-        closed.complete(this);
     }
 
     @Override
     public String toString() {
-        return "QP " + number + " (" + state + ")";
+        return "QP " + number + " (" + state.state() + ")";
     }
 }

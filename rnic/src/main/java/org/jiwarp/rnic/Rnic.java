@@ -145,7 +145,7 @@ public final class Rnic implements AutoCloseable {
         MpaSettings settings = options.mpa().toBuilder().ird(qp.config().ird()).ord(qp.config().ord()).build();
         // Built here, so that a bad argument (private data over the limit) throws in the caller.
         MpaInitiatorHandler mpa = new MpaInitiatorHandler(settings, privateData);
-        QpEngine engine = qp.newEngine();
+        QpConnection connection = qp.newConnection();
         ChannelFuture connect = new Bootstrap().group(group).channel(channelClass)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<Channel>() {
@@ -157,16 +157,16 @@ public final class Rnic implements AutoCloseable {
                             ch.pipeline().addFirst("pcap", new PcapCapture(options.capture(), true));
                         }
                         ch.pipeline().addLast("mpa", mpa);
-                        ch.pipeline().addLast("qp-" + qp.number(), engine);
+                        ch.pipeline().addLast("qp-" + qp.number(), connection);
                     }
                 }).connect(remote);
         connect.addListener(f -> {
             if (!f.isSuccess()) {
-                engine.established().completeExceptionally(f.cause());
-                qp.toError();
+                connection.established().completeExceptionally(f.cause());
+                qp.connectFailed();
             }
         });
-        return engine.established();
+        return connection.established().thenApply(c -> qp);
     }
 
     MemoryRegion register(ProtectionDomain pd, ByteBuf memory, int access) {

@@ -65,7 +65,7 @@ class MemoryModelFindingsTest {
                             // As soon as the QP is RTS, on its event loop: before the RTR can have arrived.
                             .thenAccept(qp -> qp.postSend(SendWorkRequest.send(2, new Sge(serverMr, 0, 8)))))) {
                 clientRnic.connect(clientQp, listener.localAddress(), new byte[0]).get(10, TimeUnit.SECONDS);
-                assertEquals(RtrType.READ, clientQp.parameters().rtr());
+                assertEquals(ConnectionParameters.Rtr.READ, clientQp.parameters().rtr());
                 WorkCompletion received = clientCq.take(10, TimeUnit.SECONDS);
                 assertNotNull(received, "the client got nothing; it sent " + clientQp.terminateSent());
                 assertEquals(WcStatus.SUCCESS, received.status(), received + "; the client sent "

@@ -1186,7 +1186,7 @@ class MemoryModelPropertyTest {
                     + ", expected " + error);
             check(target.qp.terminateReceived() == null, target + " also got a Terminate: "
                     + describe(target.qp.terminateReceived()));
-            TerminateMessages.Received received = initiator.qp.terminateReceived();
+            RemoteTerminate received = initiator.qp.terminateReceived();
             // Bug 4: with work still arriving after its Terminate, the target's close provokes a reset,
             // and the initiator's RNIC can lose the Terminate (its failed write closes the channel
             // before the Terminate already received is read).
@@ -1376,7 +1376,7 @@ class MemoryModelPropertyTest {
         return inArena >= 0 && inArena < ARENA ? "arena+" + inArena : String.format("0x%x", to);
     }
 
-    static String describe(TerminateMessages.Received received) {
+    static String describe(RemoteTerminate received) {
         return received == null ? "none" : received.describe() + " (" + received.error() + ")";
     }
 

@@ -477,7 +477,7 @@ class RawPeerTerminateTest {
             assertEquals(QpState.TERMINATE, stateOnTerminate.get(WAIT_SECONDS, TimeUnit.SECONDS));
             s.peer.awaitClose();
             s.expectServerDown(null, 900, 901);
-            TerminateMessages.Received received = s.served.qp.terminateReceived();
+            RemoteTerminate received = s.served.qp.terminateReceived();
             assertNotNull(received);
             assertEquals(TerminateError.LLP_CRC_ERROR, received.error());
             assertEquals(TerminateLayer.LLP, received.error().layer());
@@ -498,7 +498,7 @@ class RawPeerTerminateTest {
             s.peer.send(terminate);
             s.peer.awaitClose();
             s.expectServerDown(null, 900, 901);
-            TerminateMessages.Received received = s.served.qp.terminateReceived();
+            RemoteTerminate received = s.served.qp.terminateReceived();
             assertEquals(TerminateError.RDMAP_INVALID_STAG, received.error());
             assertEquals(TerminateHeader.HDRCT_M | TerminateHeader.HDRCT_D | TerminateHeader.HDRCT_R, received.hdrct());
             assertEquals("Invalid STag", received.error().rfcName());

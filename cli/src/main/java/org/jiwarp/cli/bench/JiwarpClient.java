@@ -183,7 +183,7 @@ final class JiwarpClient implements BenchTransport {
 
         @Override
         public void begin() {
-            qp.channel().eventLoop().execute(this::start);
+            qp.execute(this::start);
         }
 
         @Override
@@ -244,7 +244,7 @@ final class JiwarpClient implements BenchTransport {
 
         @Override
         public void begin() {
-            qp.channel().eventLoop().execute(this::start);
+            qp.execute(this::start);
         }
 
         @Override

@@ -80,6 +80,14 @@ public final class PerftestServer implements AutoCloseable {
                         continue;
                     }
                     PerftestSession.TestQp test = factory.get();
+                    if (parameters.latency()) {
+                        // ib_write_lat's server writes first, on the connection it accepted: RFC 5044
+                        // section 7.1.2 has a responder wait for the initiator's first FPDU, so neither
+                        // side would move. siw does not hold back (nor does perftest expect it to).
+                        request.holdFirstMessage(false);
+                        log.accept("ib_write_lat: the server writes first, so this responder does not wait for "
+                                + "the client's first FPDU (RFC 5044 section 7.1.2 relaxed, as siw does)");
+                    }
                     try {
                         accept(request, test.qp(), timeout, "the test connection");
                         closeListener();

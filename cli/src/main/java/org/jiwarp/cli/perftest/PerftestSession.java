@@ -139,10 +139,6 @@ final class PerftestSession {
         control.handshake("handshake before the test connection", PingpongDest.zero());
         test = connections.test(this::newTestQp);
         log.accept("test connection up (" + test.qp().parameters() + ")");
-        if (p.latency() && server) {
-            // ib_write_lat's server writes first; see releaseResponderGate.
-            releaseResponderGate(test.qp());
-        }
         control.handshake("handshake after the test connection", PingpongDest.zero());
 
         local = new PingpongDest(0, p.outReads(), test.qp().number(), random.nextInt(1 << 24),
@@ -559,34 +555,6 @@ final class PerftestSession {
         test.qp().postReceive(new ReceiveWorkRequest(k, new Sge(dataRegion, offset, p.size())));
     }
 
-    /**
-     * ib_write_lat's server writes first, on a connection it accepted: RFC 5044 section 7.1.2 says a
-     * responder sends no FPDU before the initiator's first one, and jiwarp's responder holds its
-     * FPDUs back until then, so neither side would move. siw does not hold back (nor does perftest
-     * expect it to); on this connection only, before anything is posted, take jiwarp's gate out.
-     */
-    private void releaseResponderGate(QueuePair qp) {
-        Channel channel = qp.channel();
-        CompletableFuture<String> removed = new CompletableFuture<>();
-        channel.eventLoop().execute(() -> {
-            String name = null;
-            for (Map.Entry<String, ChannelHandler> entry : channel.pipeline()) {
-                if (entry.getValue().getClass().getSimpleName().equals("FirstFpduGate")) {
-                    name = entry.getKey();
-                }
-            }
-            if (name != null) {
-                channel.pipeline().remove(name);
-            }
-            removed.complete(name);
-        });
-        String name = removed.join();
-        if (name != null) {
-            log.accept("ib_write_lat: the server writes first, so this responder does not wait for the client's "
-                    + "first FPDU (RFC 5044 section 7.1.2 relaxed, as siw does)");
-        }
-    }
-
     private PerftestResult finish(long operations, long completions, BwReport bandwidth, LatencyReport latencies,
             String checks, long digest) {
         finished = true;
@@ -741,22 +709,11 @@ final class PerftestSession {
         }
     }
 
-    /**
-     * Disconnects unless the connection is already gone, deciding on the connection's event loop:
-     * jiwarp's {@code QueuePair.disconnect()} on a queue pair whose channel has closed throws a
-     * NullPointerException there ({@code QpEngine.disconnect}: the pipeline's first context is null
-     * by then), so a check from this thread would race with the peer's close.
-     */
+    /** Disconnects unless the connection is already gone (the state machine ignores a late one). */
     private static void disconnect(QueuePair qp) {
-        Channel channel = qp.channel();
-        if (channel == null) {
-            return;
+        if (qp.state() == QpState.RTS || qp.state() == QpState.CLOSING) {
+            qp.disconnect();
         }
-        channel.eventLoop().execute(() -> {
-            if (channel.isActive() && (qp.state() == QpState.RTS || qp.state() == QpState.CLOSING)) {
-                qp.disconnect();
-            }
-        });
         await(qp.closeFuture(), TimeUnit.SECONDS.toNanos(2));
     }
 

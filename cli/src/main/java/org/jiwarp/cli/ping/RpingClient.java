@@ -91,7 +91,7 @@ public final class RpingClient {
             if (failure != null) {
                 client.result.completeExceptionally(failure);
             } else {
-                qp.channel().eventLoop().execute(client::nextPing);
+                qp.execute(client::nextPing);
             }
         });
         return client.result.whenComplete((r, failure) -> client.qp.disconnect());

@@ -1,5 +1,6 @@
 package org.jiwarp.conformance.adversarial;
 
+import org.jiwarp.rnic.RemoteTerminate;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -103,7 +104,7 @@ interface Outcome {
                 peer.close();
                 awaitServerDown(ctx);
                 assertNull(ctx.served.qp.terminateSent());
-                TerminateMessages.Received received = ctx.served.qp.terminateReceived();
+                RemoteTerminate received = ctx.served.qp.terminateReceived();
                 if (peerTerminate == null) {
                     assertTrue(received == null || received.error() == null, "no Terminate was received: " + received);
                 } else {

@@ -1,5 +1,6 @@
 package org.jiwarp.conformance.adversarial;
 
+import org.jiwarp.rnic.RemoteTerminate;
 import com.code_intelligence.jazzer.api.BugDetectors;
 import com.code_intelligence.jazzer.api.SilentCloseable;
 import com.code_intelligence.jazzer.junit.FuzzTest;

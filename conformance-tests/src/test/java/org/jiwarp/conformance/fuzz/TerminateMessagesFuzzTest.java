@@ -1,5 +1,6 @@
 package org.jiwarp.conformance.fuzz;
 
+import org.jiwarp.rnic.RemoteTerminate;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;

@@ -1,5 +1,6 @@
 package org.jiwarp.conformance.siw;
 
+import org.jiwarp.rnic.RemoteTerminate;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -132,7 +133,7 @@ class SiwErrorInteropTest {
             WorkCompletion flushed = client.take();
             assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, flushed.status(), flushed::toString);
             assertEquals(WcOpcode.RECEIVE, flushed.opcode());
-            TerminateMessages.Received terminate = client.terminate();
+            RemoteTerminate terminate = client.terminate();
             assertEquals(TerminateError.DDP_TAGGED_INVALID_STAG, terminate.error(), terminate::toString);
             assertEquals("DDP / Tagged Buffer Error / Invalid STag", terminate.describe());
             assertEquals(QpState.ERROR, client.qp.state());
@@ -159,7 +160,7 @@ class SiwErrorInteropTest {
             assertEquals(TerminateError.RDMAP_INVALID_STAG, read.error(), read::toString);
             assertEquals("RDMAP / Remote Protection Error / Invalid STag", read.error().describe());
             assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, client.take().status());
-            TerminateMessages.Received terminate = client.terminate();
+            RemoteTerminate terminate = client.terminate();
             assertEquals(TerminateError.RDMAP_INVALID_STAG, terminate.error(), terminate::toString);
             // siw wrote RDMAP(0) / etype 1 as octet 0x10: the RFC reading is DDP / local catastrophic.
             assertTrue(terminate.siwLayout(), terminate::toString);
@@ -186,7 +187,7 @@ class SiwErrorInteropTest {
                 sends[i] = SendWorkRequest.send(10 + i, new Sge(client.memory, ADVERTISEMENT, 16));
             }
             client.qp.postSend(sends, sends.length);
-            TerminateMessages.Received terminate = client.terminate();
+            RemoteTerminate terminate = client.terminate();
             assertEquals(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, terminate.error(), terminate::toString);
             assertEquals("DDP / Untagged Buffer Error / Invalid MSN - no buffer available", terminate.describe());
             assertTrue(terminate.siwLayout(), terminate::toString);
@@ -329,7 +330,7 @@ class SiwErrorInteropTest {
         final ProtectionDomain pd = rnic.allocatePd();
         final QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).ird(1).ord(1));
         final MemoryRegion memory = pd.register(ByteBuffer.allocateDirect(4096), Access.ALL);
-        final CompletableFuture<TerminateMessages.Received> terminate = new CompletableFuture<>();
+        final CompletableFuture<RemoteTerminate> terminate = new CompletableFuture<>();
 
         Client() {
             qp.postReceive(new ReceiveWorkRequest(100, new Sge(memory, 0, 16)));
@@ -350,7 +351,7 @@ class SiwErrorInteropTest {
             return wc;
         }
 
-        TerminateMessages.Received terminate() throws Exception {
+        RemoteTerminate terminate() throws Exception {
             return terminate.get(20, TimeUnit.SECONDS);
         }
     }

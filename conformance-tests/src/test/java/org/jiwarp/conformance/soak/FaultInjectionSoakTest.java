@@ -95,8 +95,8 @@ class FaultInjectionSoakTest {
                     c.get(30, TimeUnit.SECONDS);
                 }
                 for (Driver driver : drivers) {
-                    driver.plan = proxy.planFor(driver.qp.channel().localAddress() instanceof InetSocketAddress a
-                            ? a.getPort() : -1);
+                    driver.plan = proxy.planFor(driver.qp.localAddress() != null
+                            ? driver.qp.localAddress().getPort() : -1);
                     driver.start(System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds));
                 }
                 Thread.sleep(TimeUnit.SECONDS.toMillis(seconds) / 4);
@@ -294,7 +294,7 @@ class FaultInjectionSoakTest {
 
         void start(long deadline) {
             this.deadline = deadline;
-            qp.channel().eventLoop().execute(this::round);
+            qp.execute(this::round);
         }
 
         /** One round: Send, Write, Read back (the Read signaled; the others signaled too, to count them). */

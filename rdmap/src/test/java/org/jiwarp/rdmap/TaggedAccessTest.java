@@ -1,6 +1,6 @@
-package org.jiwarp.ddp;
+package org.jiwarp.rdmap;
 
-import static org.jiwarp.ddp.DdpTestSupport.assertTerminate;
+import static org.jiwarp.rdmap.RdmapTestSupport.assertTerminate;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -8,6 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
+import org.jiwarp.ddp.Access;
+import org.jiwarp.ddp.StagTable;
+import org.jiwarp.ddp.TaggedBuffer;
+import org.jiwarp.ddp.TaggedPlacement;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import org.jiwarp.wire.rdmap.TerminateError;
@@ -15,7 +19,7 @@ import org.jiwarp.wire.rdmap.TerminateLayer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-class TaggedPlacementTest {
+class TaggedAccessTest {
 
     private static final int PD = 3;
     private static final int OTHER_PD = 4;
@@ -29,7 +33,7 @@ class TaggedPlacementTest {
     private final ByteBuf backing = Unpooled.buffer(GUARD + LENGTH + GUARD);
     private final ByteBuf region = backing.slice(GUARD, LENGTH);
 
-    TaggedPlacementTest() {
+    TaggedAccessTest() {
         for (int i = 0; i < backing.capacity(); i++) {
             backing.setByte(i, GUARD_BYTE);
         }
@@ -50,16 +54,16 @@ class TaggedPlacementTest {
     @Test
     void sinkAcceptsASegmentInside() {
         TaggedBuffer sink = register(Access.REMOTE_WRITE);
-        assertSame(sink, TaggedPlacement.checkSink(table, sink.stag(), BASE + 8, 16, PD, Access.REMOTE_WRITE));
+        assertSame(sink, TaggedAccess.checkSink(table, sink.stag(), BASE + 8, 16, PD, Access.REMOTE_WRITE));
     }
 
     @Test
     void sinkUnknownStag() {
         TaggedBuffer sink = register(Access.REMOTE_WRITE);
         assertTerminate(TerminateLayer.DDP, 1, 0x00, TerminateError.DDP_TAGGED_INVALID_STAG,
-                () -> TaggedPlacement.checkSink(table, sink.stag() + (1 << 8), BASE, 1, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, sink.stag() + (1 << 8), BASE, 1, PD, Access.REMOTE_WRITE));
         assertTerminate(TerminateLayer.DDP, 1, 0x00, TerminateError.DDP_TAGGED_INVALID_STAG,
-                () -> TaggedPlacement.checkSink(table, 0, BASE, 1, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, 0, BASE, 1, PD, Access.REMOTE_WRITE));
     }
 
     @Test
@@ -67,7 +71,7 @@ class TaggedPlacementTest {
         TaggedBuffer sink = register(Access.REMOTE_WRITE);
         table.deregister(sink.stag());
         assertTerminate(TerminateLayer.DDP, 1, 0x00, TerminateError.DDP_TAGGED_INVALID_STAG,
-                () -> TaggedPlacement.checkSink(table, sink.stag(), BASE, 1, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, sink.stag(), BASE, 1, PD, Access.REMOTE_WRITE));
     }
 
     @Test
@@ -75,26 +79,26 @@ class TaggedPlacementTest {
         TaggedBuffer sink = register(Access.REMOTE_WRITE);
         table.invalidate(sink.stag());
         assertTerminate(TerminateLayer.DDP, 1, 0x00, TerminateError.DDP_TAGGED_INVALID_STAG,
-                () -> TaggedPlacement.checkSink(table, sink.stag(), BASE, 1, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, sink.stag(), BASE, 1, PD, Access.REMOTE_WRITE));
     }
 
     @Test
     void sinkOtherProtectionDomain() {
         TaggedBuffer sink = register(Access.REMOTE_WRITE);
         assertTerminate(TerminateLayer.DDP, 1, 0x02, TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED,
-                () -> TaggedPlacement.checkSink(table, sink.stag(), BASE, 1, OTHER_PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, sink.stag(), BASE, 1, OTHER_PD, Access.REMOTE_WRITE));
     }
 
     @Test
     void sinkMissingAccessIsAnRdmapRemoteProtectionError() {
         TaggedBuffer sink = register(Access.LOCAL_WRITE | Access.REMOTE_READ);
         assertTerminate(TerminateLayer.RDMAP, 1, 0x02, TerminateError.RDMAP_ACCESS_RIGHTS_VIOLATION,
-                () -> TaggedPlacement.checkSink(table, sink.stag(), BASE, 1, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, sink.stag(), BASE, 1, PD, Access.REMOTE_WRITE));
         TaggedBuffer readSink = register(Access.REMOTE_WRITE);
         assertTerminate(TerminateLayer.RDMAP, 1, 0x02, TerminateError.RDMAP_ACCESS_RIGHTS_VIOLATION,
-                () -> TaggedPlacement.checkSink(table, readSink.stag(), BASE, 1, PD, Access.LOCAL_WRITE));
+                () -> TaggedAccess.checkSink(table, readSink.stag(), BASE, 1, PD, Access.LOCAL_WRITE));
         TaggedBuffer localSink = register(Access.LOCAL_WRITE);
-        assertSame(localSink, TaggedPlacement.checkSink(table, localSink.stag(), BASE, 1, PD, Access.LOCAL_WRITE),
+        assertSame(localSink, TaggedAccess.checkSink(table, localSink.stag(), BASE, 1, PD, Access.LOCAL_WRITE),
                 "a Read Response needs local write only");
     }
 
@@ -102,65 +106,65 @@ class TaggedPlacementTest {
     void sinkToWrap() {
         TaggedBuffer sink = register(Access.REMOTE_WRITE);
         assertTerminate(TerminateLayer.DDP, 1, 0x03, TerminateError.DDP_TAGGED_TO_WRAP,
-                () -> TaggedPlacement.checkSink(table, sink.stag(), -1L, 2, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, sink.stag(), -1L, 2, PD, Access.REMOTE_WRITE));
     }
 
     @Test
     void sinkBaseOrBounds() {
         TaggedBuffer sink = register(Access.REMOTE_WRITE);
         assertTerminate(TerminateLayer.DDP, 1, 0x01, TerminateError.DDP_TAGGED_BASE_OR_BOUNDS_VIOLATION,
-                () -> TaggedPlacement.checkSink(table, sink.stag(), BASE + LENGTH, 1, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, sink.stag(), BASE + LENGTH, 1, PD, Access.REMOTE_WRITE));
     }
 
     @Test
     void sinkBoundsEdges() {
         int stag = register(Access.REMOTE_WRITE).stag();
-        TaggedPlacement.checkSink(table, stag, BASE, LENGTH, PD, Access.REMOTE_WRITE);
-        TaggedPlacement.checkSink(table, stag, BASE + LENGTH - 1, 1, PD, Access.REMOTE_WRITE);
-        TaggedPlacement.checkSink(table, stag, BASE, 1, PD, Access.REMOTE_WRITE);
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, BASE + LENGTH, 1, PD, Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, BASE - 1, 1, PD, Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, BASE - 1, 2, PD, Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, BASE, LENGTH + 1, PD, Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, BASE + LENGTH - 1, 2, PD, Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, 0, 1, PD, Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, BASE + (1L << 32), 1, PD, Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, BASE, Integer.MAX_VALUE, PD,
+        TaggedAccess.checkSink(table, stag, BASE, LENGTH, PD, Access.REMOTE_WRITE);
+        TaggedAccess.checkSink(table, stag, BASE + LENGTH - 1, 1, PD, Access.REMOTE_WRITE);
+        TaggedAccess.checkSink(table, stag, BASE, 1, PD, Access.REMOTE_WRITE);
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, BASE + LENGTH, 1, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, BASE - 1, 1, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, BASE - 1, 2, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, BASE, LENGTH + 1, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, BASE + LENGTH - 1, 2, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, 0, 1, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, BASE + (1L << 32), 1, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, BASE, Integer.MAX_VALUE, PD,
                 Access.REMOTE_WRITE));
     }
 
     @Test
     void zeroLengthSegmentsAreCheckedToo() {
         TaggedBuffer sink = register(Access.REMOTE_WRITE);
-        TaggedPlacement.checkSink(table, sink.stag(), BASE, 0, PD, Access.REMOTE_WRITE);
-        TaggedPlacement.checkSink(table, sink.stag(), BASE + LENGTH, 0, PD, Access.REMOTE_WRITE);
-        assertBounds(() -> TaggedPlacement.checkSink(table, sink.stag(), BASE + LENGTH + 1, 0, PD,
+        TaggedAccess.checkSink(table, sink.stag(), BASE, 0, PD, Access.REMOTE_WRITE);
+        TaggedAccess.checkSink(table, sink.stag(), BASE + LENGTH, 0, PD, Access.REMOTE_WRITE);
+        assertBounds(() -> TaggedAccess.checkSink(table, sink.stag(), BASE + LENGTH + 1, 0, PD,
                 Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, sink.stag(), BASE - 1, 0, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, sink.stag(), BASE - 1, 0, PD, Access.REMOTE_WRITE));
         assertTerminate(TerminateLayer.DDP, 1, 0x00, TerminateError.DDP_TAGGED_INVALID_STAG,
-                () -> TaggedPlacement.checkSink(table, 1, 0, 0, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, 1, 0, 0, PD, Access.REMOTE_WRITE));
         assertTerminate(TerminateLayer.DDP, 1, 0x02, TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED,
-                () -> TaggedPlacement.checkSink(table, sink.stag(), BASE, 0, OTHER_PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, sink.stag(), BASE, 0, OTHER_PD, Access.REMOTE_WRITE));
         assertTerminate(TerminateLayer.RDMAP, 1, 0x02, TerminateError.RDMAP_ACCESS_RIGHTS_VIOLATION,
-                () -> TaggedPlacement.checkSink(table, sink.stag(), BASE, 0, PD, Access.REMOTE_READ));
+                () -> TaggedAccess.checkSink(table, sink.stag(), BASE, 0, PD, Access.REMOTE_READ));
         // An empty segment at the last TO does not wrap; TO 0 is below a region that ends at 2^64.
         TaggedBuffer top = table.register(PD, region, -LENGTH, LENGTH, Access.REMOTE_WRITE);
-        TaggedPlacement.checkSink(table, top.stag(), -1L, 0, PD, Access.REMOTE_WRITE);
-        assertBounds(() -> TaggedPlacement.checkSink(table, top.stag(), 0, 0, PD, Access.REMOTE_WRITE));
+        TaggedAccess.checkSink(table, top.stag(), -1L, 0, PD, Access.REMOTE_WRITE);
+        assertBounds(() -> TaggedAccess.checkSink(table, top.stag(), 0, 0, PD, Access.REMOTE_WRITE));
     }
 
     @Test
     void wrapAtTheTopOfTheTaggedOffsetSpace() {
         // A region whose last byte is TO 2^64 - 1.
         int stag = table.register(PD, region, -LENGTH, LENGTH, Access.REMOTE_WRITE).stag();
-        TaggedPlacement.checkSink(table, stag, -LENGTH, LENGTH, PD, Access.REMOTE_WRITE);
-        TaggedPlacement.checkSink(table, stag, -1L, 1, PD, Access.REMOTE_WRITE);
-        TaggedPlacement.checkSink(table, stag, -2L, 2, PD, Access.REMOTE_WRITE);
-        assertWrap(() -> TaggedPlacement.checkSink(table, stag, -1L, 2, PD, Access.REMOTE_WRITE));
-        assertWrap(() -> TaggedPlacement.checkSink(table, stag, -LENGTH, LENGTH + 1, PD, Access.REMOTE_WRITE));
-        assertWrap(() -> TaggedPlacement.checkSink(table, stag, -1L, Integer.MAX_VALUE, PD, Access.REMOTE_WRITE));
+        TaggedAccess.checkSink(table, stag, -LENGTH, LENGTH, PD, Access.REMOTE_WRITE);
+        TaggedAccess.checkSink(table, stag, -1L, 1, PD, Access.REMOTE_WRITE);
+        TaggedAccess.checkSink(table, stag, -2L, 2, PD, Access.REMOTE_WRITE);
+        assertWrap(() -> TaggedAccess.checkSink(table, stag, -1L, 2, PD, Access.REMOTE_WRITE));
+        assertWrap(() -> TaggedAccess.checkSink(table, stag, -LENGTH, LENGTH + 1, PD, Access.REMOTE_WRITE));
+        assertWrap(() -> TaggedAccess.checkSink(table, stag, -1L, Integer.MAX_VALUE, PD, Access.REMOTE_WRITE));
         // Far below the region and far from 2^64: no wrap, a bounds violation.
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, Long.MIN_VALUE + 1, Integer.MAX_VALUE, PD,
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, Long.MIN_VALUE + 1, Integer.MAX_VALUE, PD,
                 Access.REMOTE_WRITE));
     }
 
@@ -168,10 +172,10 @@ class TaggedPlacementTest {
     void wrapIsReportedBeforeBounds() {
         // Region at TO 0..63: a segment at TO 2^64 - 8 of 16 octets both wraps and lies outside.
         int stag = table.register(PD, region, 0, LENGTH, Access.REMOTE_WRITE).stag();
-        assertWrap(() -> TaggedPlacement.checkSink(table, stag, -8L, 16, PD, Access.REMOTE_WRITE));
+        assertWrap(() -> TaggedAccess.checkSink(table, stag, -8L, 16, PD, Access.REMOTE_WRITE));
         // Without the wrap it is a plain bounds violation.
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, -8L, 8, PD, Access.REMOTE_WRITE));
-        assertBounds(() -> TaggedPlacement.checkSink(table, stag, Long.MIN_VALUE, 1, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, -8L, 8, PD, Access.REMOTE_WRITE));
+        assertBounds(() -> TaggedAccess.checkSink(table, stag, Long.MIN_VALUE, 1, PD, Access.REMOTE_WRITE));
     }
 
     @Test
@@ -181,24 +185,24 @@ class TaggedPlacementTest {
         // Invalidated and other PD, no access and out of bounds: the STag error first.
         table.invalidate(readOnly.stag());
         assertTerminate(TerminateLayer.DDP, 1, 0x00, TerminateError.DDP_TAGGED_INVALID_STAG,
-                () -> TaggedPlacement.checkSink(table, readOnly.stag(), -1L, 2, OTHER_PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, readOnly.stag(), -1L, 2, OTHER_PD, Access.REMOTE_WRITE));
         TaggedBuffer readOnly2 = register(Access.REMOTE_READ);
         // Other PD and no access: the PD error.
         assertTerminate(TerminateLayer.DDP, 1, 0x02, TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED,
-                () -> TaggedPlacement.checkSink(table, readOnly2.stag(), BASE, 1, OTHER_PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, readOnly2.stag(), BASE, 1, OTHER_PD, Access.REMOTE_WRITE));
         // Other PD and out of bounds: the PD error.
         assertTerminate(TerminateLayer.DDP, 1, 0x02, TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED,
-                () -> TaggedPlacement.checkSink(table, writable.stag(), BASE + LENGTH, 1, OTHER_PD,
+                () -> TaggedAccess.checkSink(table, writable.stag(), BASE + LENGTH, 1, OTHER_PD,
                         Access.REMOTE_WRITE));
         // Other PD and wrap: the PD error.
         assertTerminate(TerminateLayer.DDP, 1, 0x02, TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED,
-                () -> TaggedPlacement.checkSink(table, writable.stag(), -1L, 2, OTHER_PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, writable.stag(), -1L, 2, OTHER_PD, Access.REMOTE_WRITE));
         // No access and out of bounds: the access error.
         assertTerminate(TerminateLayer.RDMAP, 1, 0x02, TerminateError.RDMAP_ACCESS_RIGHTS_VIOLATION,
-                () -> TaggedPlacement.checkSink(table, readOnly2.stag(), BASE + LENGTH, 1, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, readOnly2.stag(), BASE + LENGTH, 1, PD, Access.REMOTE_WRITE));
         // No access and wrap: the access error.
         assertTerminate(TerminateLayer.RDMAP, 1, 0x02, TerminateError.RDMAP_ACCESS_RIGHTS_VIOLATION,
-                () -> TaggedPlacement.checkSink(table, readOnly2.stag(), -1L, 2, PD, Access.REMOTE_WRITE));
+                () -> TaggedAccess.checkSink(table, readOnly2.stag(), -1L, 2, PD, Access.REMOTE_WRITE));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -207,8 +211,8 @@ class TaggedPlacementTest {
     @Test
     void sourceAcceptsAReadInside() {
         TaggedBuffer source = register(Access.REMOTE_READ);
-        assertSame(source, TaggedPlacement.checkSource(table, source.stag(), BASE, LENGTH, PD));
-        assertSame(source, TaggedPlacement.checkSource(table, source.stag(), BASE + LENGTH, 0, PD));
+        assertSame(source, TaggedAccess.checkSource(table, source.stag(), BASE, LENGTH, PD));
+        assertSame(source, TaggedAccess.checkSource(table, source.stag(), BASE + LENGTH, 0, PD));
     }
 
     @Test
@@ -216,34 +220,34 @@ class TaggedPlacementTest {
         TaggedBuffer source = register(Access.REMOTE_READ);
         TaggedBuffer writeOnly = register(Access.REMOTE_WRITE | Access.LOCAL_WRITE);
         assertTerminate(TerminateLayer.RDMAP, 1, 0x00, TerminateError.RDMAP_INVALID_STAG,
-                () -> TaggedPlacement.checkSource(table, source.stag() ^ 0x80, BASE, 1, PD));
+                () -> TaggedAccess.checkSource(table, source.stag() ^ 0x80, BASE, 1, PD));
         assertTerminate(TerminateLayer.RDMAP, 1, 0x03, TerminateError.RDMAP_STAG_NOT_ASSOCIATED,
-                () -> TaggedPlacement.checkSource(table, source.stag(), BASE, 1, OTHER_PD));
+                () -> TaggedAccess.checkSource(table, source.stag(), BASE, 1, OTHER_PD));
         assertTerminate(TerminateLayer.RDMAP, 1, 0x02, TerminateError.RDMAP_ACCESS_RIGHTS_VIOLATION,
-                () -> TaggedPlacement.checkSource(table, writeOnly.stag(), BASE, 1, PD));
+                () -> TaggedAccess.checkSource(table, writeOnly.stag(), BASE, 1, PD));
         assertTerminate(TerminateLayer.RDMAP, 1, 0x04, TerminateError.RDMAP_TO_WRAP,
-                () -> TaggedPlacement.checkSource(table, source.stag(), -16L, 0xFFFF_FFFFL, PD));
+                () -> TaggedAccess.checkSource(table, source.stag(), -16L, 0xFFFF_FFFFL, PD));
         assertTerminate(TerminateLayer.RDMAP, 1, 0x01, TerminateError.RDMAP_BASE_OR_BOUNDS_VIOLATION,
-                () -> TaggedPlacement.checkSource(table, source.stag(), BASE, LENGTH + 1, PD));
+                () -> TaggedAccess.checkSource(table, source.stag(), BASE, LENGTH + 1, PD));
         assertTerminate(TerminateLayer.RDMAP, 1, 0x01, TerminateError.RDMAP_BASE_OR_BOUNDS_VIOLATION,
-                () -> TaggedPlacement.checkSource(table, source.stag(), BASE + 1, 0xFFFF_FFFFL, PD));
+                () -> TaggedAccess.checkSource(table, source.stag(), BASE + 1, 0xFFFF_FFFFL, PD));
         table.invalidate(source.stag());
         assertTerminate(TerminateLayer.RDMAP, 1, 0x00, TerminateError.RDMAP_INVALID_STAG,
-                () -> TaggedPlacement.checkSource(table, source.stag(), BASE, 1, PD));
+                () -> TaggedAccess.checkSource(table, source.stag(), BASE, 1, PD));
     }
 
     @Test
     void sourceCheckOrder() {
         TaggedBuffer writeOnly = register(Access.REMOTE_WRITE);
         assertTerminate(TerminateLayer.RDMAP, 1, 0x03, TerminateError.RDMAP_STAG_NOT_ASSOCIATED,
-                () -> TaggedPlacement.checkSource(table, writeOnly.stag(), -1L, 2, OTHER_PD));
+                () -> TaggedAccess.checkSource(table, writeOnly.stag(), -1L, 2, OTHER_PD));
         assertTerminate(TerminateLayer.RDMAP, 1, 0x02, TerminateError.RDMAP_ACCESS_RIGHTS_VIOLATION,
-                () -> TaggedPlacement.checkSource(table, writeOnly.stag(), -1L, 2, PD));
+                () -> TaggedAccess.checkSource(table, writeOnly.stag(), -1L, 2, PD));
         TaggedBuffer source = table.register(PD, region, 0, LENGTH, Access.REMOTE_READ);
         assertTerminate(TerminateLayer.RDMAP, 1, 0x04, TerminateError.RDMAP_TO_WRAP,
-                () -> TaggedPlacement.checkSource(table, source.stag(), -1L, 2, PD));
+                () -> TaggedAccess.checkSource(table, source.stag(), -1L, 2, PD));
         assertTerminate(TerminateLayer.RDMAP, 1, 0x01, TerminateError.RDMAP_BASE_OR_BOUNDS_VIOLATION,
-                () -> TaggedPlacement.checkSource(table, source.stag(), -1L, 1, PD));
+                () -> TaggedAccess.checkSource(table, source.stag(), -1L, 1, PD));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -259,7 +263,7 @@ class TaggedPlacementTest {
                 payload.writeByte(i + 1);
             }
             payload.readerIndex(3);
-            TaggedPlacement.checkSink(table, sink.stag(), BASE + 10, payload.readableBytes(), PD, Access.REMOTE_WRITE);
+            TaggedAccess.checkSink(table, sink.stag(), BASE + 10, payload.readableBytes(), PD, Access.REMOTE_WRITE);
             TaggedPlacement.place(sink, BASE + 10, payload);
             assertEquals(3, payload.readerIndex(), "payload indices unchanged");
             assertEquals(1, payload.refCnt(), "payload not released");
@@ -318,35 +322,35 @@ class TaggedPlacementTest {
     @Test
     void remoteInvalidation() {
         TaggedBuffer target = register(Access.REMOTE_WRITE);
-        assertEquals(0, TaggedPlacement.invalidateRemote(table, target.stag(), PD));
+        TaggedAccess.invalidate(table, target.stag(), PD);
         assertFalse(target.valid());
         assertSame(target, table.lookup(target.stag()), "still registered");
         assertTerminate(TerminateLayer.DDP, 1, 0x00, TerminateError.DDP_TAGGED_INVALID_STAG,
-                () -> TaggedPlacement.checkSink(table, target.stag(), BASE, 1, PD, Access.REMOTE_WRITE));
-        assertEquals(0, TaggedPlacement.invalidateRemote(table, target.stag(), PD), "again: no error");
+                () -> TaggedAccess.checkSink(table, target.stag(), BASE, 1, PD, Access.REMOTE_WRITE));
+        TaggedAccess.invalidate(table, target.stag(), PD); // again: no error
     }
 
     @Test
     void remoteInvalidationOfAnUnknownStagIsARemoteOperationError() {
         TaggedBuffer target = register(Access.REMOTE_WRITE);
         assertTerminate(TerminateLayer.RDMAP, 2, 0x09, TerminateError.RDMAP_OPERATION_STAG_CANNOT_BE_INVALIDATED,
-                () -> TaggedPlacement.invalidateRemote(table, target.stag() + (5 << 8), PD));
+                () -> TaggedAccess.invalidate(table, target.stag() + (5 << 8), PD));
         assertTerminate(TerminateLayer.RDMAP, 2, 0x09, TerminateError.RDMAP_OPERATION_STAG_CANNOT_BE_INVALIDATED,
-                () -> TaggedPlacement.invalidateRemote(table, 0, PD));
+                () -> TaggedAccess.invalidate(table, 0, PD));
         table.deregister(target.stag());
         assertTerminate(TerminateLayer.RDMAP, 2, 0x09, TerminateError.RDMAP_OPERATION_STAG_CANNOT_BE_INVALIDATED,
-                () -> TaggedPlacement.invalidateRemote(table, target.stag(), PD));
+                () -> TaggedAccess.invalidate(table, target.stag(), PD));
     }
 
     @Test
     void remoteInvalidationRefusedForProtectionIsARemoteProtectionError() {
         TaggedBuffer target = register(Access.REMOTE_WRITE);
         assertTerminate(TerminateLayer.RDMAP, 1, 0x09, TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED,
-                () -> TaggedPlacement.invalidateRemote(table, target.stag(), OTHER_PD));
+                () -> TaggedAccess.invalidate(table, target.stag(), OTHER_PD));
         assertTrue(target.valid(), "a refused invalidation changes nothing");
         TaggedBuffer pinned = table.register(PD, region, BASE, LENGTH, Access.REMOTE_WRITE, false);
         assertTerminate(TerminateLayer.RDMAP, 1, 0x09, TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED,
-                () -> TaggedPlacement.invalidateRemote(table, pinned.stag(), PD));
+                () -> TaggedAccess.invalidate(table, pinned.stag(), PD));
         assertTrue(pinned.valid());
     }
 

@@ -1,0 +1,152 @@
+package org.jiwarp.rdmap;
+
+import io.netty.buffer.ByteBuf;
+import org.jiwarp.ddp.Access;
+import org.jiwarp.ddp.DdpHeaderChecks;
+import org.jiwarp.ddp.StagTable;
+import org.jiwarp.ddp.TaggedBuffer;
+import org.jiwarp.ddp.TaggedPlacement;
+import org.jiwarp.ddp.UntaggedQueue;
+import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.rdmap.RdmapHeaders;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
+
+/**
+ * The receive side of one RDMAP stream (RFC 5040 sections 5 and 7; siw's {@code siw_qp_rx.c}):
+ * takes each ULPDU MPA delivers, lets DDP check its header, checks the RDMAP header, and hands it to
+ * one method per opcode, which lets DDP place it and reports what completed to the
+ * {@link RdmapListener}.
+ *
+ * <pre>
+ *   ULPDU --DDP header (version, length)--> RDMAP version, opcode, buffer model
+ *         +-- tagged:   RDMA Write ........ {@link #onWrite}
+ *         |             Read Response ..... {@link #onReadResponse}  (matched by {@link OutboundReads})
+ *         +-- untagged: Send family ....... {@link #onSend}          (queue 0, {@link UntaggedQueue})
+ *                       Read Request ...... {@link ReadResponder}    (queue 1)
+ *                       Terminate ......... {@link #onTerminate}     (queue 2)
+ * </pre>
+ *
+ * <p>Any failed check throws a {@link TerminateException} before anything of that segment is
+ * placed; the caller turns it into one Terminate. The payload is read in place (no slice per
+ * ULPDU). Not thread-safe: it belongs to the connection's thread.
+ */
+public final class RdmapReceiver {
+
+    private final StagTable stags;
+    private final int pd;
+    private final UntaggedQueue receives;
+    private final OutboundReads outboundReads;
+    private final ReadResponder readResponder;
+    private final RdmapListener listener;
+
+    public RdmapReceiver(StagTable stags, int pd, UntaggedQueue receives, OutboundReads outboundReads,
+            ReadResponder readResponder, RdmapListener listener) {
+        this.stags = stags;
+        this.pd = pd;
+        this.receives = receives;
+        this.outboundReads = outboundReads;
+        this.readResponder = readResponder;
+        this.listener = listener;
+    }
+
+    /**
+     * Processes one ULPDU (its readable bytes); the caller keeps it and releases it.
+     *
+     * @throws TerminateException on the first failed DDP or RDMAP check
+     */
+    public void receive(ByteBuf ulpdu) {
+        int at = ulpdu.readerIndex();
+        int header = DdpHeaderChecks.checkHeader(ulpdu);
+        boolean tagged = DdpHeaders.tagged(ulpdu, at);
+        // RFC 5040 section 7.2: RDMAP version 1 only.
+        if (RdmapHeaders.version(ulpdu, at) != RdmapHeaders.RDMAP_VERSION) {
+            throw new TerminateException(TerminateError.RDMAP_INVALID_VERSION, "RDMAP version "
+                    + RdmapHeaders.version(ulpdu, at));
+        }
+        RdmapOpcode opcode = RdmapHeaders.opcode(ulpdu, at);
+        // RFC 5040 section 7.2: reserved and unsupported opcodes, or one on the wrong buffer model.
+        if (opcode == null || opcode.code() > RdmapOpcode.TERMINATE.code() || opcode.tagged() != tagged) {
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "opcode "
+                    + RdmapHeaders.opcodeCode(ulpdu, at) + (tagged ? " tagged" : " untagged"));
+        }
+        int payload = at + header;
+        int length = ulpdu.readableBytes() - header;
+        boolean last = DdpHeaders.last(ulpdu, at);
+        if (tagged) {
+            int stag = DdpHeaders.stag(ulpdu, at);
+            long taggedOffset = DdpHeaders.taggedOffset(ulpdu, at);
+            if (opcode == RdmapOpcode.RDMA_WRITE) {
+                onWrite(ulpdu, stag, taggedOffset, payload, length);
+            } else {
+                onReadResponse(ulpdu, stag, taggedOffset, payload, length, last);
+            }
+            return;
+        }
+        long qn = DdpHeaders.qn(ulpdu, at);
+        long msn = DdpHeaders.msn(ulpdu, at);
+        long mo = DdpHeaders.mo(ulpdu, at);
+        // RFC 5041 section 7.1 / RFC 5040 section 5.1: RDMAP uses queues 0, 1 and 2.
+        DdpHeaderChecks.checkQn(qn, DdpHeaders.QN_TERMINATE + 1);
+        if (qn != opcode.queueNumber()) {
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, opcode.displayName() + " on queue "
+                    + qn);
+        }
+        if (qn == DdpHeaders.QN_SEND) {
+            onSend(ulpdu, at, opcode, msn, mo, last, payload, length);
+        } else if (qn == DdpHeaders.QN_READ_REQUEST) {
+            readResponder.receive(ulpdu, msn, mo, last, payload, length);
+        } else {
+            onTerminate(ulpdu, msn, mo, last);
+        }
+    }
+
+    /** RFC 5040 section 5.3 (RDMA Write): placed straight into the advertised buffer. */
+    private void onWrite(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length) {
+        TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.REMOTE_WRITE);
+        TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
+    }
+
+    /** RFC 5040 section 4.5: a Read Response continues the oldest outstanding Read, into its sink. */
+    private void onReadResponse(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length, boolean last) {
+        OutboundReads.Outstanding completed = outboundReads.response(stag, taggedOffset, length, last);
+        TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.LOCAL_WRITE);
+        TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
+        if (completed != null) {
+            listener.readCompleted(completed.context());
+        }
+    }
+
+    /** RFC 5040 sections 4.1 and 5.3: the Send family, into posted receives; L completes one. */
+    private void onSend(ByteBuf ulpdu, int at, RdmapOpcode opcode, long msn, long mo, boolean last, int payload,
+            int length) {
+        UntaggedQueue.Placement placement = receives.place(msn, mo, last, ulpdu, payload, length);
+        if (!placement.completed()) {
+            return;
+        }
+        int invalidated = 0;
+        if (opcode.invalidates()) {
+            invalidated = RdmapHeaders.invalidateStag(ulpdu, at);
+            try {
+                TaggedAccess.invalidate(stags, invalidated, pd);
+            } catch (TerminateException e) {
+                // The receive is used up: it completes in error, then the Terminate goes out.
+                listener.receiveFailed(placement.buffer(), placement.messageLength(), opcode.solicitedEvent(),
+                        e.error());
+                throw e;
+            }
+        }
+        listener.receiveCompleted(placement.buffer(), placement.messageLength(), invalidated,
+                opcode.solicitedEvent());
+    }
+
+    /** RFC 5040 section 4.8: a Terminate is one segment (L set, MO 0), the first on queue 2. */
+    private void onTerminate(ByteBuf ulpdu, long msn, long mo, boolean last) {
+        if (!last || mo != 0 || msn != 1) {
+            listener.malformedTerminate();
+            return;
+        }
+        listener.terminateReceived(TerminateMessages.read(ulpdu));
+    }
+}

@@ -1,0 +1,78 @@
+package org.jiwarp.rdmap;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import org.jiwarp.ddp.SingleSegmentQueue;
+import org.jiwarp.ddp.StagTable;
+import org.jiwarp.ddp.TaggedBuffer;
+import org.jiwarp.wire.rdmap.ReadRequestHeader;
+
+/**
+ * The Data Source side of RDMA Read (RFC 5040 sections 4.4, 4.5 and 5.2): takes the peer's Read
+ * Requests from queue 1, at most IRD at once, checks each source, and answers them with Read
+ * Responses strictly in request order.
+ *
+ * <pre>
+ *   Read Request (queue 1) --DDP checks (MSN, MO, length, IRD entry)--> source checks (RDMAP)
+ *       --> IRD queue --> Read Response segments --> last segment reached TCP: entry free
+ * </pre>
+ *
+ * <p>Not thread-safe: it belongs to the connection's thread.
+ */
+public final class ReadResponder {
+
+    /** An inbound RDMA Read being answered. */
+    private record ReadResponse(TaggedBuffer source, long sourceOffset, long length) {
+    }
+
+    private final StagTable stags;
+    private final int pd;
+    private final RdmapTransmitter transmitter;
+    private final SingleSegmentQueue queue;
+    private final InboundReads<ReadResponse> inbound;
+    private final ChannelFutureListener responseWritten;
+
+    /**
+     * @param ird            the Read Requests this end accepts at once
+     * @param firstMsn       1, or 2 after an RFC 6581 Read RTR used MSN 1 of queue 1
+     */
+    public ReadResponder(StagTable stags, int pd, RdmapTransmitter transmitter, int ird, long firstMsn) {
+        this.stags = stags;
+        this.pd = pd;
+        this.transmitter = transmitter;
+        this.queue = new SingleSegmentQueue(firstMsn, ReadRequestHeader.LENGTH);
+        this.inbound = new InboundReads<>(Math.max(ird, 0));
+        this.responseWritten = future -> inbound.finishCurrent();
+    }
+
+    /**
+     * One Read Request segment whose payload (the 28-octet Read Request header) starts at
+     * {@code payload}: checked, queued and answered.
+     *
+     * @throws org.jiwarp.wire.rdmap.TerminateException DDP's queue 1 errors first (MSN, MO, length,
+     *     no IRD entry), then RDMAP's source errors
+     */
+    public void receive(ByteBuf ulpdu, long msn, long mo, boolean last, int payload, int payloadLength) {
+        // IRD first (a DDP queue 1 "no buffer"), then the source STag (RDMAP remote protection).
+        queue.accept(msn, mo, last, payloadLength, inbound.hasRoom());
+        long size = ReadRequestHeader.readSize(ulpdu, payload);
+        int sourceStag = ReadRequestHeader.sourceStag(ulpdu, payload);
+        long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, payload);
+        TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd);
+        inbound.accept(new ReadResponse(source, sourceOffset, size));
+        // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP.
+        transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
+                ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), source.memory(),
+                (int) (sourceOffset - source.baseTaggedOffset()), (int) size).addListener(responseWritten);
+    }
+
+    /** Read Requests accepted and not yet fully answered. */
+    public int outstanding() {
+        return inbound.size();
+    }
+
+    /** Drops every unanswered request (the stream is going down). */
+    public void clear() {
+        inbound.clear();
+    }
+}

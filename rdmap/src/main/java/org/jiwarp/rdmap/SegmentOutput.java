@@ -1,0 +1,23 @@
+package org.jiwarp.rdmap;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelFuture;
+
+/**
+ * Where a stream's DDP segments go: the connection below RDMAP (in jiwarp, MPA's FPDU framer on a
+ * Netty channel). The transmitter writes every segment but a message's last with {@link #write};
+ * the last goes through {@link #writeLast} when somebody waits for it. Nothing is flushed here: the
+ * connection flushes once per batch of posted work or of inbound ULPDUs.
+ *
+ * <p>A segment is a {@code ByteBuf} or an {@code UlpduParts}; it belongs to the output once passed.
+ */
+public interface SegmentOutput {
+
+    ByteBufAllocator alloc();
+
+    /** Writes a segment nobody waits for. */
+    void write(Object segment);
+
+    /** Writes a message's last segment; the future completes once it has gone to TCP. */
+    ChannelFuture writeLast(Object segment);
+}

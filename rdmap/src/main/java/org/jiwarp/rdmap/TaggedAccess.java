@@ -1,0 +1,123 @@
+package org.jiwarp.rdmap;
+
+import java.util.EnumMap;
+import java.util.Map;
+import org.jiwarp.ddp.Access;
+import org.jiwarp.ddp.StagTable;
+import org.jiwarp.ddp.TaggedBuffer;
+import org.jiwarp.ddp.TaggedPlacement;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
+
+/**
+ * RDMAP's checks on the tagged buffers its messages name (RFC 5040 sections 5.1 to 5.3 and 7.2),
+ * around DDP's own ({@link TaggedPlacement}):
+ *
+ * <ul>
+ *   <li>the Data Sink of an RDMA Write or a Read Response: DDP's checks, with RDMAP's access check
+ *       between DDP's STag and range checks, so the order is valid STag, stream, access, TO wrap,
+ *       bounds (siw's);</li>
+ *   <li>the Data Source of an RDMA Read Request: the same checks, all reported at RDMAP as remote
+ *       protection errors (the Read Request is an RDMAP message; DDP never sees the source STag),
+ *       through {@link #RDMAP_FOR_DDP}, the one table that maps a DDP tagged error to RDMAP's;</li>
+ *   <li>the STag of a Send with Invalidate (section 5.3).</li>
+ * </ul>
+ *
+ * <p>All methods are static and allocation-free until they throw.
+ */
+public final class TaggedAccess {
+
+    /** The RDMAP remote protection error (RFC 5040 section 7.2) for each DDP tagged buffer error. */
+    static final Map<TerminateError, TerminateError> RDMAP_FOR_DDP = new EnumMap<>(Map.of(
+            TerminateError.DDP_TAGGED_INVALID_STAG, TerminateError.RDMAP_INVALID_STAG,
+            TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED, TerminateError.RDMAP_STAG_NOT_ASSOCIATED,
+            TerminateError.DDP_TAGGED_TO_WRAP, TerminateError.RDMAP_TO_WRAP,
+            TerminateError.DDP_TAGGED_BASE_OR_BOUNDS_VIOLATION, TerminateError.RDMAP_BASE_OR_BOUNDS_VIOLATION));
+
+    private TaggedAccess() {
+    }
+
+    /**
+     * Checks an inbound tagged segment against its Data Sink: DDP tagged buffer errors, except
+     * missing access, which is RDMAP's remote protection error 0x02.
+     *
+     * @param requiredAccess {@link Access#REMOTE_WRITE} for an RDMA Write; {@link Access#LOCAL_WRITE}
+     *     for a Read Response, which lands in the buffer this side named as its Read sink
+     * @return the region to place into
+     */
+    public static TaggedBuffer checkSink(StagTable table, int stag, long taggedOffset, int length, int pd,
+            int requiredAccess) {
+        TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd);
+        checkAccess(region, stag, requiredAccess);
+        TaggedPlacement.checkRange(region, taggedOffset, length);
+        return region;
+    }
+
+    /**
+     * Checks the Data Source of an inbound RDMA Read Request (RFC 5040 section 5.2): it needs
+     * {@link Access#REMOTE_READ}; every failure is an RDMAP remote protection error (layer 0, error
+     * type 1).
+     *
+     * @param length the RDMA Read Message Size, unsigned 32-bit
+     * @return the region to read from
+     */
+    public static TaggedBuffer checkSource(StagTable table, int stag, long taggedOffset, long length, int pd) {
+        try {
+            TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd);
+            checkAccess(region, stag, Access.REMOTE_READ);
+            TaggedPlacement.checkRange(region, taggedOffset, length);
+            return region;
+        } catch (TerminateException e) {
+            TerminateError rdmap = RDMAP_FOR_DDP.get(e.error());
+            if (rdmap == null) {
+                throw e;
+            }
+            throw new TerminateException(rdmap, "Read source: " + e.getMessage());
+        }
+    }
+
+    private static void checkAccess(TaggedBuffer region, int stag, int requiredAccess) {
+        // RFC 5040 section 7.2: the region must grant the operation's access.
+        if (!region.grants(requiredAccess)) {
+            throw new TerminateException(TerminateError.RDMAP_ACCESS_RIGHTS_VIOLATION, String.format(
+                    "STag 0x%08x grants %s, needs %s", stag, Access.describe(region.access()),
+                    Access.describe(requiredAccess)));
+        }
+    }
+
+    /**
+     * Invalidates an STag on behalf of a Send with Invalidate (or Send with SE and Invalidate) at the
+     * Data Sink (RFC 5040 section 5.3; the Invalidate STag field of section 4.1).
+     *
+     * <p>RFC 5040 section 7.2 lists "STag cannot be invalidated" (0x09) under both remote protection
+     * (error type 1) and remote operation (error type 2) errors. Following Linux siw, the peer jiwarp
+     * interoperates with:
+     *
+     * <ul>
+     *   <li>no region has the STag (unknown index, or a stale key):
+     *       {@link TerminateError#RDMAP_OPERATION_STAG_CANNOT_BE_INVALIDATED} (0x0/0x2/0x09);</li>
+     *   <li>the region belongs to another protection domain, or does not allow remote invalidation:
+     *       a protection failure, {@link TerminateError#RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED}
+     *       (0x0/0x1/0x09);</li>
+     *   <li>a region that is already invalid is invalidated again without error (as siw, and the
+     *       verbs, allow).</li>
+     * </ul>
+     */
+    public static void invalidate(StagTable table, int stag, int pd) {
+        TaggedBuffer region = table.lookup(stag);
+        if (region == null) {
+            throw new TerminateException(TerminateError.RDMAP_OPERATION_STAG_CANNOT_BE_INVALIDATED,
+                    String.format("Send with Invalidate: STag 0x%08x is unknown", stag));
+        }
+        if (region.pd() != pd) {
+            throw new TerminateException(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED,
+                    String.format("Send with Invalidate: STag 0x%08x belongs to pd %d, the stream to pd %d", stag,
+                            region.pd(), pd));
+        }
+        if (!region.remoteInvalidationAllowed()) {
+            throw new TerminateException(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED,
+                    String.format("Send with Invalidate: STag 0x%08x may not be invalidated remotely", stag));
+        }
+        table.invalidate(stag);
+    }
+}

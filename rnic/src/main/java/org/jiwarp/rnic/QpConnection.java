@@ -1,0 +1,370 @@
+package org.jiwarp.rnic;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.jiwarp.ddp.ReceiveBuffer;
+import org.jiwarp.ddp.UntaggedQueue;
+import org.jiwarp.mpa.MpaEstablishedEvent;
+import org.jiwarp.mpa.MpaException;
+import org.jiwarp.mpa.MpaParameters;
+import org.jiwarp.mpa.RtrType;
+import org.jiwarp.rdmap.OutboundReads;
+import org.jiwarp.rdmap.RdmapListener;
+import org.jiwarp.rdmap.RdmapReceiver;
+import org.jiwarp.rdmap.RdmapTransmitter;
+import org.jiwarp.rdmap.ReadResponder;
+import org.jiwarp.rdmap.SegmentOutput;
+import org.jiwarp.rdmap.TerminateMessages;
+import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.rdmap.RdmapHeaders;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
+
+/**
+ * One queue pair's connection: the last handler of its pipeline, above MPA. The Netty glue between
+ * the RDMAP layer ({@link RdmapReceiver}, {@link RdmapTransmitter}, {@link ReadResponder}), the
+ * queue pair's {@link SendQueue} and its {@link QpStateMachine}: it feeds inbound ULPDUs to RDMAP,
+ * turns a {@link TerminateException} into exactly one Terminate, reports what RDMAP completed, and
+ * takes the queue pair down, flushing its work once on the way to ERROR.
+ *
+ * <p>Flushes are batched: what posted work or a read batch of inbound ULPDUs writes (segments, Read
+ * Responses) goes to the socket with one flush at the end. Everything here runs on the connection's
+ * event loop, except {@link #postReceive}, which is safe from any thread.
+ */
+final class QpConnection extends ChannelInboundHandlerAdapter implements SegmentOutput, RdmapListener {
+
+    private final QpStateMachine state;
+    private final Completions completions;
+    private final QpConfig config;
+    private final org.jiwarp.ddp.StagTable stags;
+    private final Consumer<QpConnection> onEstablished;
+    private final Consumer<RemoteTerminate> onTerminate;
+    private final CompletableFuture<Void> closed;
+    private final CompletableFuture<QpConnection> established = new CompletableFuture<>();
+    private final UntaggedQueue receives;
+    private ChannelHandlerContext ctx;
+    private MpaParameters parameters;
+    private RdmapTransmitter transmitter;
+    private RdmapReceiver receiver;
+    private ReadResponder readResponder;
+    private SendQueue sendQueue;
+    private boolean flushNeeded;
+    /** Inside a read batch: what the inbound ULPDUs cause flushes once, at its end. */
+    private boolean reading;
+    private volatile RemoteTerminate terminateReceived;
+    private volatile TerminateError terminateSent;
+
+    QpConnection(QpStateMachine state, Completions completions, QpConfig config, org.jiwarp.ddp.StagTable stags,
+            Consumer<QpConnection> onEstablished, Consumer<RemoteTerminate> onTerminate, CompletableFuture<Void> closed) {
+        this.state = state;
+        this.completions = completions;
+        this.config = config;
+        this.stags = stags;
+        this.onEstablished = onEstablished;
+        this.onTerminate = onTerminate;
+        this.closed = closed;
+        this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
+    }
+
+    CompletableFuture<QpConnection> established() {
+        return established;
+    }
+
+    MpaParameters parameters() {
+        return parameters;
+    }
+
+    Channel channel() {
+        return ctx == null ? null : ctx.channel();
+    }
+
+    RemoteTerminate terminateReceived() {
+        return terminateReceived;
+    }
+
+    TerminateError terminateSent() {
+        return terminateSent;
+    }
+
+    boolean inEventLoop() {
+        return ctx.executor().inEventLoop();
+    }
+
+    void execute(Runnable task) {
+        if (ctx.executor().inEventLoop()) {
+            task.run();
+        } else {
+            ctx.executor().execute(task);
+        }
+    }
+
+    void executeLater(Runnable task) {
+        ctx.executor().execute(task);
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof MpaEstablishedEvent) {
+            start(((MpaEstablishedEvent) evt).parameters());
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    private void start(MpaParameters parameters) {
+        this.parameters = parameters;
+        // RFC 6581: a Read RTR used MSN 1 of queue 1, so that queue's MSNs start at 2 in its direction.
+        boolean readRtr = parameters.rtr() == RtrType.READ;
+        int pd = config.pd().id();
+        OutboundReads outboundReads = new OutboundReads(Math.max(parameters.ord(), 0));
+        transmitter = new RdmapTransmitter(this, parameters.mulpdu(), config.inlineThreshold(),
+                readRtr && parameters.initiator() ? 2 : 1);
+        readResponder = new ReadResponder(stags, pd, transmitter, parameters.ird(),
+                readRtr && !parameters.initiator() ? 2 : 1);
+        receiver = new RdmapReceiver(stags, pd, receives, outboundReads, readResponder, this);
+        sendQueue = new SendQueue(ctx, transmitter, outboundReads, completions, config.pd(), state);
+        if (!state.apply(QpEvent.ESTABLISHED).accepted()) {
+            // Modified to ERROR while the setup ran.
+            established.completeExceptionally(new IllegalStateException("the queue pair left IDLE during setup ("
+                    + state.state() + ")"));
+            ctx.close();
+            return;
+        }
+        onEstablished.accept(this);
+        established.complete(this);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Posting
+
+    void post(SendQueue.SendSlot slot) {
+        sendQueue.post(slot);
+        flushIfNeeded();
+    }
+
+    void post(SendQueue.SendSlot[] slots, int count) {
+        sendQueue.post(slots, count);
+        flushIfNeeded();
+    }
+
+    /** Posts a receive from any thread (the queue takes posts concurrently with placement). */
+    void postReceive(ReceiveBuffer buffer) {
+        QpState s = state.state();
+        if (s == QpState.ERROR || s == QpState.TERMINATE || !receives.post(buffer)) {
+            completions.receiveFlushed(buffer.workRequestId());
+            return;
+        }
+        if (state.state() == QpState.ERROR) {
+            // Raced with the way down: flush whatever the event loop's flush missed.
+            execute(this::flushReceives);
+        }
+    }
+
+    private void flushReceives() {
+        for (ReceiveBuffer buffer : receives.flush()) {
+            completions.receiveFlushed(buffer.workRequestId());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // SegmentOutput: where RDMAP's segments go
+
+    @Override
+    public ByteBufAllocator alloc() {
+        return ctx.alloc();
+    }
+
+    @Override
+    public void write(Object segment) {
+        flushNeeded = true;
+        ctx.write(segment, ctx.voidPromise());
+    }
+
+    @Override
+    public ChannelFuture writeLast(Object segment) {
+        flushNeeded = true;
+        return ctx.write(segment);
+    }
+
+    private void flushIfNeeded() {
+        if (flushNeeded && !reading) {
+            flushNeeded = false;
+            ctx.flush();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Receiving
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof ByteBuf)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        ByteBuf ulpdu = (ByteBuf) msg;
+        reading = true;
+        try {
+            if (state.running()) {
+                receiver.receive(ulpdu);
+            }
+        } catch (TerminateException e) {
+            terminate(e.error(), ulpdu);
+        } finally {
+            ulpdu.release();
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        reading = false;
+        flushIfNeeded();
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void receiveCompleted(ReceiveBuffer buffer, long length, int invalidatedStag, boolean solicited) {
+        completions.receive(buffer.workRequestId(), WcStatus.SUCCESS, length, invalidatedStag, solicited, null);
+    }
+
+    @Override
+    public void receiveFailed(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
+        completions.receive(buffer.workRequestId(), WcStatus.LOCAL_QP_OPERATION_ERROR, length, 0, solicited, error);
+    }
+
+    @Override
+    public void readCompleted(Object context) {
+        sendQueue.readCompleted(context);
+    }
+
+    @Override
+    public void terminateReceived(TerminateMessages.Received received) {
+        if (!state.apply(QpEvent.TERMINATE_RECEIVED).accepted()) {
+            return;
+        }
+        RemoteTerminate report = received == null ? null : new RemoteTerminate(received.layer(),
+                received.errorType(), received.errorCode(), received.error(), received.hdrct(), received.siwLayout());
+        terminateReceived = report;
+        onTerminate.accept(report);
+        sendQueue.remoteTerminate(report == null ? null : report.error());
+        ctx.close();
+    }
+
+    @Override
+    public void malformedTerminate() {
+        ctx.close();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Terminate and the way down
+
+    /** A local error: one Terminate (RFC 5040 section 5.6), then the connection closes. */
+    private void terminate(TerminateError error, ByteBuf offending) {
+        if (!state.apply(QpEvent.TERMINATE_SENT).accepted()) {
+            return;
+        }
+        if (offending != null && offending.readableBytes() >= 2 && DdpHeaders.tagged(offending, offending.readerIndex())
+                && RdmapHeaders.opcode(offending, offending.readerIndex()) == RdmapOpcode.RDMA_READ_RESPONSE) {
+            // The Read whose response failed completes in error itself; the rest is flushed on close.
+            sendQueue.readFailed(error);
+        }
+        transmitter.terminate(error, offending).addListener((ChannelFutureListener) future -> {
+            if (future.isSuccess()) {
+                terminateSent = error;
+            }
+            closeAfterTerminate();
+        });
+        flushNeeded = false;
+        ctx.flush();
+    }
+
+    /**
+     * Half-closes after a Terminate and reads (discarding) until the peer closes too, or a second
+     * passes: closing at once could reset the connection under the peer's own writes and lose the
+     * Terminate before the peer has read it.
+     */
+    private void closeAfterTerminate() {
+        Channel channel = ctx.channel();
+        if (channel instanceof DuplexChannel && channel.isActive()) {
+            ((DuplexChannel) channel).shutdownOutput();
+            ctx.executor().schedule(() -> ctx.close(), 1, TimeUnit.SECONDS);
+        } else {
+            ctx.close();
+        }
+    }
+
+    /** The user's graceful close: no new work; the connection closes once what was issued has gone out. */
+    void disconnect() {
+        if (!state.apply(QpEvent.MODIFY_TO_CLOSING).accepted()) {
+            return;
+        }
+        // An empty write at the head of the pipeline (below the FPDU framer, so nothing goes on the
+        // wire) completes once everything written before it has gone to TCP; then close. A
+        // connection that is already gone has nothing left to send (and may have no handlers left).
+        ChannelHandlerContext first = ctx.pipeline().firstContext();
+        if (first == null || !ctx.channel().isActive()) {
+            ctx.channel().close();
+            return;
+        }
+        first.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /** The user's abortive close, or a fatal error of the queue pair: straight to ERROR. */
+    void abort(QpEvent event) {
+        if (state.apply(event).enteredError()) {
+            enterError();
+        }
+        ctx.close();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof MpaException && ((MpaException) cause).error() != null && parameters != null) {
+            // An FPDU failed its CRC or marker check: report it at the LLP layer, carrying nothing.
+            terminate(((MpaException) cause).error(), null);
+        } else if (!established.isDone()) {
+            established.completeExceptionally(cause);
+        }
+        ctx.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (!established.isDone()) {
+            established.completeExceptionally(new MpaException(TerminateError.LLP_CONNECTION_LOST,
+                    "the connection closed before it was established"));
+        }
+        if (state.apply(QpEvent.CONNECTION_CLOSED).enteredError()) {
+            enterError();
+        }
+        ctx.fireChannelInactive();
+    }
+
+    /** Entered ERROR (once per queue pair): outstanding work completes in flush error, receives included. */
+    private void enterError() {
+        if (sendQueue != null) {
+            sendQueue.flush();
+        }
+        if (readResponder != null) {
+            readResponder.clear();
+        }
+        flushReceives();
+        closed.complete(null);
+    }
+}

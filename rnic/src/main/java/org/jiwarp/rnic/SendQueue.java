@@ -1,0 +1,303 @@
+package org.jiwarp.rnic;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import java.util.ArrayDeque;
+import org.jiwarp.ddp.Access;
+import org.jiwarp.rdmap.OutboundReads;
+import org.jiwarp.rdmap.RdmapTransmitter;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateLayer;
+
+/**
+ * A connected queue pair's send queue (siw's transmit side, above RDMAP): issues posted work to the
+ * {@link RdmapTransmitter} in posting order, holds back fenced work and Reads beyond the ORD (RFC
+ * 5040 sections 5.2 and 5.5), and reports completions strictly in posting order (section 5.5), so a
+ * Send posted after a Read completes after it.
+ *
+ * <p>A signaled Write or Send completes once its last segment has reached TCP; unsignaled ones
+ * retire silently with the next completion after them, or with the end of their batch (one
+ * listener per batch, not per message). Everything here runs on the connection's event loop.
+ */
+final class SendQueue {
+
+    /** A posted send work request and its progress. */
+    static final class SendSlot implements ChannelFutureListener {
+        final long id;
+        final SendWorkRequest.Opcode opcode;
+        final Sge[] sgl;
+        final long remoteAddress;
+        final int rkey;
+        final int invalidateStag;
+        final boolean signaled;
+        final boolean fence;
+        final boolean solicited;
+        final long length;
+        boolean done;
+        WcStatus status = WcStatus.SUCCESS;
+        TerminateError error;
+        SendQueue queue;
+
+        SendSlot(SendWorkRequest wr) {
+            this.id = wr.id();
+            this.opcode = wr.opcode();
+            this.sgl = wr.sglUnsafe(); // immutable once the request is built
+            this.remoteAddress = wr.remoteAddress();
+            this.rkey = wr.rkey();
+            this.invalidateStag = wr.invalidateStag();
+            this.signaled = wr.signaled();
+            this.fence = wr.isFence();
+            this.solicited = wr.isSolicited();
+            this.length = wr.length();
+        }
+
+        @Override
+        public void operationComplete(ChannelFuture future) {
+            queue.written(this, future.isSuccess());
+        }
+    }
+
+    private final ChannelHandlerContext ctx;
+    private final RdmapTransmitter transmitter;
+    private final OutboundReads outboundReads;
+    private final Completions completions;
+    private final ProtectionDomain pd;
+    private final QpStateMachine state;
+    private final ArrayDeque<SendSlot> posted = new ArrayDeque<>();
+    private final ArrayDeque<SendSlot> waiting = new ArrayDeque<>();
+
+    SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
+            Completions completions, ProtectionDomain pd, QpStateMachine state) {
+        this.ctx = ctx;
+        this.transmitter = transmitter;
+        this.outboundReads = outboundReads;
+        this.completions = completions;
+        this.pd = pd;
+        this.state = state;
+    }
+
+    /** Posts {@code count} slots in order; the caller flushes. */
+    void post(SendSlot[] slots, int count) {
+        for (int i = 0; i < count; i++) {
+            enqueue(slots[i]);
+        }
+        issueWaiting();
+    }
+
+    void post(SendSlot slot) {
+        enqueue(slot);
+        issueWaiting();
+    }
+
+    private void enqueue(SendSlot slot) {
+        slot.queue = this;
+        posted.addLast(slot);
+        if (state.state() != QpState.RTS) {
+            // Posted in any other state: flushed at once (in posting order behind what is still out).
+            slot.done = true;
+            slot.status = WcStatus.WORK_REQUEST_FLUSH_ERROR;
+            reportInOrder();
+            return;
+        }
+        waiting.addLast(slot);
+    }
+
+    /** Issues waiting work as far as fences and the ORD allow. */
+    void issueWaiting() {
+        SendSlot unsignaled = null;
+        while (!waiting.isEmpty() && state.state() == QpState.RTS) {
+            SendSlot slot = waiting.peekFirst();
+            // RFC 5040 section 5.5: a fenced operation waits for every earlier RDMA Read to complete.
+            if (slot.fence && outboundReads.outstanding() > 0) {
+                break;
+            }
+            // RFC 5040 section 5.2: no more Read Requests outstanding than the ORD.
+            if (slot.opcode == SendWorkRequest.Opcode.RDMA_READ && !outboundReads.hasCredit()) {
+                break;
+            }
+            waiting.pollFirst();
+            issue(slot);
+            if (slot.opcode != SendWorkRequest.Opcode.RDMA_READ) {
+                // The batch's last Write or Send (a Read after it may fail, so it cannot retire it).
+                unsignaled = !slot.done && !slot.signaled ? slot : null;
+            }
+        }
+        if (unsignaled != null) {
+            // The batch's last Write or Send is unsignaled: one empty write below the framer (nothing
+            // goes on the wire) tells when it and those before it have reached TCP, and retires them.
+            ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER).addListener(unsignaled);
+        }
+    }
+
+    private void issue(SendSlot slot) {
+        if (slot.opcode == SendWorkRequest.Opcode.RDMA_READ) {
+            issueRead(slot);
+            return;
+        }
+        // One SGE (the usual case) is read in place; several are gathered into a composite.
+        ByteBuf gathered = null;
+        ByteBuf source;
+        int index;
+        int length;
+        try {
+            if (slot.sgl.length == 1) {
+                Sge sge = slot.sgl[0];
+                source = LocalAccess.checked(sge, pd, 0).buffer();
+                index = (int) sge.offset();
+                length = sge.length();
+            } else {
+                gathered = gather(slot.sgl);
+                source = gathered;
+                index = gathered.readerIndex();
+                length = gathered.readableBytes();
+            }
+        } catch (IllegalArgumentException e) {
+            finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
+            return;
+        }
+        ChannelFuture written;
+        try {
+            written = slot.opcode == SendWorkRequest.Opcode.RDMA_WRITE
+                    ? transmitter.write(slot.rkey, slot.remoteAddress, source, index, length, slot.signaled)
+                    : transmitter.send(slot.solicited, slot.opcode == SendWorkRequest.Opcode.SEND_WITH_INVALIDATE,
+                            slot.invalidateStag, source, index, length, slot.signaled);
+        } finally {
+            if (gathered != null) {
+                gathered.release();
+            }
+        }
+        if (written != null) {
+            written.addListener(slot);
+        }
+    }
+
+    private void issueRead(SendSlot slot) {
+        Sge sink = slot.sgl[0];
+        MemoryRegion region = sink.region();
+        try {
+            LocalAccess.checked(sink, pd, Access.LOCAL_WRITE);
+        } catch (IllegalArgumentException e) {
+            finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
+            return;
+        }
+        long sinkOffset = region.address() + sink.offset();
+        transmitter.readRequest(region.stag(), sinkOffset, sink.length(), slot.rkey, slot.remoteAddress);
+        outboundReads.sent(slot, region.stag(), sinkOffset, sink.length());
+    }
+
+    /** The gather list as one buffer of slices of the registered memory (no copy). */
+    private ByteBuf gather(Sge[] sgl) {
+        CompositeByteBuf message = ctx.alloc().compositeBuffer(Math.max(2, sgl.length));
+        try {
+            for (Sge sge : sgl) {
+                message.addComponent(true, LocalAccess.checkedSlice(sge, pd, 0).retain());
+            }
+        } catch (IllegalArgumentException e) {
+            message.release();
+            throw e;
+        }
+        return message;
+    }
+
+    /**
+     * A Write or Send reached TCP: a signaled one, or the last unsignaled one of a batch. A failed
+     * write means the connection is going down, which flushes unsignaled work.
+     */
+    private void written(SendSlot slot, boolean success) {
+        if (!slot.done && (success || slot.signaled)) {
+            finish(slot, success ? WcStatus.SUCCESS : WcStatus.FATAL_ERROR, null);
+        }
+    }
+
+    /** The Read whose response has been placed completes; work it held back may go. */
+    void readCompleted(Object read) {
+        finish((SendSlot) read, WcStatus.SUCCESS, null);
+        issueWaiting();
+    }
+
+    /** A Read Response failed its checks: the oldest outstanding Read completes in error itself. */
+    void readFailed(TerminateError error) {
+        for (Object read : outboundReads.flush()) {
+            SendSlot slot = (SendSlot) read;
+            if (!slot.done) {
+                finish(slot, WcStatus.LOCAL_QP_OPERATION_ERROR, error);
+                return;
+            }
+        }
+    }
+
+    /** The peer's Terminate: the oldest unfinished work carries its error (RFC 5040 section 5.6). */
+    void remoteTerminate(TerminateError error) {
+        for (SendSlot slot : posted) {
+            if (!slot.done) {
+                slot.done = true;
+                slot.status = error != null && error.layer() != TerminateLayer.LLP && error.errorType() == 1
+                        ? WcStatus.REMOTE_ACCESS_ERROR : WcStatus.REMOTE_OPERATION_ERROR;
+                slot.error = error;
+                break;
+            }
+        }
+        reportInOrder();
+    }
+
+    /** On the way to ERROR: everything still outstanding completes in flush error, once. */
+    void flush() {
+        for (SendSlot slot : posted) {
+            if (!slot.done) {
+                slot.done = true;
+                slot.status = WcStatus.WORK_REQUEST_FLUSH_ERROR;
+            }
+        }
+        waiting.clear();
+        outboundReads.flush();
+        reportInOrder();
+    }
+
+    private void finish(SendSlot slot, WcStatus status, TerminateError error) {
+        slot.done = true;
+        slot.status = status;
+        slot.error = error;
+        if (status == WcStatus.SUCCESS) {
+            // Unsignaled Writes and Sends issued before it have reached TCP too (the stream is in
+            // order); an unsignaled Read retires with its own response, or with a later Read's.
+            boolean read = slot.opcode == SendWorkRequest.Opcode.RDMA_READ;
+            for (SendSlot earlier : posted) {
+                if (earlier == slot) {
+                    break;
+                }
+                if (!earlier.done && !earlier.signaled && (read || earlier.opcode != SendWorkRequest.Opcode.RDMA_READ)) {
+                    earlier.done = true;
+                }
+            }
+        }
+        reportInOrder();
+    }
+
+    /** Reports finished work from the head of the queue, in posting order. */
+    private void reportInOrder() {
+        while (!posted.isEmpty() && posted.peekFirst().done) {
+            SendSlot slot = posted.pollFirst();
+            if (slot.signaled || slot.status != WcStatus.SUCCESS) {
+                completions.send(slot.id, slot.status, wcOpcode(slot.opcode),
+                        slot.status == WcStatus.SUCCESS ? slot.length : 0, slot.error);
+            } else {
+                completions.sendRetired();
+            }
+        }
+    }
+
+    static WcOpcode wcOpcode(SendWorkRequest.Opcode opcode) {
+        switch (opcode) {
+            case RDMA_WRITE:
+                return WcOpcode.RDMA_WRITE;
+            case RDMA_READ:
+                return WcOpcode.RDMA_READ;
+            default:
+                return WcOpcode.SEND;
+        }
+    }
+}
