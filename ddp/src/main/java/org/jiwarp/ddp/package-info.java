@@ -1,5 +1,5 @@
 /**
- * DDP (RFC 5041): the protocol core the RNIC engine drives, plain Java without Netty handlers.
+ * DDP (RFC 5041): the layer RDMAP drives, plain Java without Netty handlers.
  *
  * <ul>
  *   <li><b>Segmentation</b>: {@link org.jiwarp.ddp.DdpSegmenter} cuts tagged and untagged messages
@@ -8,17 +8,19 @@
  *   <li><b>Tagged buffers</b>: {@link org.jiwarp.ddp.StagTable} holds the registered regions
  *       ({@link org.jiwarp.ddp.TaggedBuffer}) under 24-bit index / 8-bit key STags with O(1)
  *       lock-free lookup (section 3.2). {@link org.jiwarp.ddp.TaggedPlacement} checks an inbound
- *       segment in the order valid STag, protection domain, access, TO wrap, base and bounds
- *       (section 7.1, error codes of section 7.2; access and the Data Source of an RDMA Read are
- *       RDMAP's, RFC 5040 section 7.2), places it with the one copy into registered memory, and
- *       invalidates STags for Send with Invalidate (RFC 5040 section 5.3).</li>
+ *       segment's STag (valid, associated with the stream) and range (TO wrap, base and bounds;
+ *       section 7.1, error codes of section 7.2) and places it with the one copy into registered
+ *       memory; RDMAP checks access between the two steps.</li>
  *   <li><b>Untagged buffers</b>: {@link org.jiwarp.ddp.UntaggedQueue} places Sends into posted
  *       {@link org.jiwarp.ddp.ReceiveBuffer} scatter lists by MSN and MO and completes them on L
  *       (sections 3.3, 4.3, 5.3, 7.1); {@link org.jiwarp.ddp.MsnCounter} tracks the MSN of queues 1
- *       and 2, which have no posted buffers. {@link org.jiwarp.ddp.DdpHeaderChecks} checks the DDP
- *       version and the queue number.</li>
- *   <li><b>Errors</b>: every failed check throws a {@link org.jiwarp.ddp.TerminateException} carrying
- *       the one Terminate error (layer, error type, code) it maps to.</li>
+ *       and 2, which have no posted buffers, and {@link org.jiwarp.ddp.SingleSegmentQueue} checks
+ *       queue 1's one-segment messages against its buffers (the IRD).
+ *       {@link org.jiwarp.ddp.DdpHeaderChecks} checks the DDP header, its version and the queue
+ *       number.</li>
+ *   <li><b>Errors</b>: every failed check throws a {@code org.jiwarp.wire.rdmap.TerminateException}
+ *       carrying a DDP-layer Terminate error (layer 1, error type, code); this package reports no
+ *       other layer's errors.</li>
  * </ul>
  *
  * <p>Header accessors live in {@code org.jiwarp.wire.ddp.DdpHeaders} (wire-codecs) and serve this

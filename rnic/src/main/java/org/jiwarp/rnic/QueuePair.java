@@ -194,6 +194,36 @@ public final class QueuePair {
         return new SendQueue.SendSlot(wr);
     }
 
+    /**
+     * Prepares {@code wr} to be posted again and again without allocating (see {@link PreparedSend}).
+     * Its scatter/gather list is checked at each post, as with {@link #postSend}.
+     */
+    public PreparedSend prepare(SendWorkRequest wr) {
+        if (wr.sglUnsafe().length > config.maxSge()) {
+            throw new IllegalArgumentException(wr.sglUnsafe().length + " SGEs exceed the QP's max of " + config.maxSge());
+        }
+        return new PreparedSend(this, wr);
+    }
+
+    /**
+     * Admits a prepared request's slot: the connection to post it on, or {@code null} when it was
+     * flushed at once (never connected).
+     */
+    QpConnection admitPrepared(SendQueue.SendSlot slot) {
+        checkNotDestroyed();
+        if (state.state() == QpState.IDLE) {
+            throw new IllegalStateException("QP " + number + " is not connected (IDLE): post sends once it is RTS");
+        }
+        completions.admitSend();
+        QpConnection c = connection;
+        if (c == null) {
+            slot.reset();
+            flushUnconnected(slot);
+            slot.prepared.retired();
+        }
+        return c;
+    }
+
     /** In ERROR without ever having connected: the work completes in flush error at once. */
     private void flushUnconnected(SendQueue.SendSlot slot) {
         completions.send(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR, SendQueue.wcOpcode(slot.opcode), 0, null);

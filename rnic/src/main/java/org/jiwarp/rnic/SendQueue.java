@@ -41,8 +41,15 @@ final class SendQueue {
         WcStatus status = WcStatus.SUCCESS;
         TerminateError error;
         SendQueue queue;
+        /** The prepared request this slot belongs to, told when the slot leaves the queue; or {@code null}. */
+        final PreparedSend prepared;
 
         SendSlot(SendWorkRequest wr) {
+            this(wr, null);
+        }
+
+        SendSlot(SendWorkRequest wr, PreparedSend prepared) {
+            this.prepared = prepared;
             this.id = wr.id();
             this.opcode = wr.opcode();
             this.sgl = wr.sglUnsafe(); // immutable once the request is built
@@ -53,6 +60,17 @@ final class SendQueue {
             this.fence = wr.isFence();
             this.solicited = wr.isSolicited();
             this.length = wr.length();
+        }
+
+        /** How many times a prepared request's slot was posted: a late listener of an earlier post is ignored. */
+        int generation;
+
+        /** Ready to be posted again (a prepared request's slot). */
+        void reset() {
+            generation++;
+            done = false;
+            status = WcStatus.SUCCESS;
+            error = null;
         }
 
         @Override
@@ -129,7 +147,20 @@ final class SendQueue {
         if (unsignaled != null) {
             // The batch's last Write or Send is unsignaled: one empty write below the framer (nothing
             // goes on the wire) tells when it and those before it have reached TCP, and retires them.
-            ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER).addListener(unsignaled);
+            ChannelFuture reached = ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER);
+            if (unsignaled.prepared == null) {
+                reached.addListener(unsignaled);
+            } else {
+                // A prepared slot may retire earlier (with a later completion) and be posted again
+                // before this fires: the listener must know which post it belongs to.
+                SendSlot slot = unsignaled;
+                int generation = slot.generation;
+                reached.addListener(future -> {
+                    if (slot.generation == generation) {
+                        written(slot, future.isSuccess());
+                    }
+                });
+            }
         }
     }
 
@@ -286,6 +317,9 @@ final class SendQueue {
                         slot.status == WcStatus.SUCCESS ? slot.length : 0, slot.error);
             } else {
                 completions.sendRetired();
+            }
+            if (slot.prepared != null) {
+                slot.prepared.retired();
             }
         }
     }

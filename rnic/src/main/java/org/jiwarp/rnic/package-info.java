@@ -1,40 +1,69 @@
 /**
- * The software RNIC and its verbs API, shaped after libibverbs and librdmacm (and DiSNI):
+ * The software RNIC and its verbs API, shaped after libibverbs and librdmacm (and DiSNI), over the
+ * RDMAP layer of {@code org.jiwarp.rdmap}:
  *
  * <ul>
  *   <li>{@link org.jiwarp.rnic.Rnic}: the device context; owns the event loops (native epoll when
  *       present, else NIO) and the STag table; listens and connects ({@code rdma_listen},
  *       {@code rdma_connect}, {@code rdma_accept}/{@code rdma_reject} through
  *       {@link org.jiwarp.rnic.ConnectRequest}), with IRD/ORD negotiated by the MPA enhanced setup
- *       (RFC 6581 section 3).</li>
+ *       (RFC 6581 section 3) and reported in {@link org.jiwarp.rnic.ConnectionParameters}.</li>
  *   <li>{@link org.jiwarp.rnic.ProtectionDomain} and {@link org.jiwarp.rnic.MemoryRegion}: regions
  *       over direct {@code ByteBuffer}s or {@code ByteBuf}s, STag = 24-bit index and 8-bit key,
- *       access flags ({@link org.jiwarp.ddp.Access}), local and remote invalidation (RFC 5040
- *       sections 2.1, 5.1; RFC 5041 section 3.2).</li>
+ *       access flags, local and remote invalidation (RFC 5040 sections 2.1, 5.1; RFC 5041 section
+ *       3.2).</li>
  *   <li>{@link org.jiwarp.rnic.CompletionQueue}: poll into a caller's array, blocking take,
  *       notification (all or solicited only), completion listener.</li>
  *   <li>{@link org.jiwarp.rnic.QueuePair}: send and receive queues with depths, scatter/gather
- *       lists, signalled and unsignalled work, fences, ORD/IRD (RFC 5040 sections 5.2, 5.5), and the
- *       state machine of {@link org.jiwarp.rnic.QpState} with flush-in-error on the way down
- *       (RFC 5040 section 6).</li>
- *   <li>The engine ({@code QpEngine}): DDP segmentation and placement (RFC 5041 sections 5, 7, 8),
- *       RDMAP Send, Write, Read and Terminate (RFC 5040 sections 4, 5, 7).</li>
+ *       lists, signalled and unsignalled work, fences, ORD/IRD (RFC 5040 sections 5.2, 5.5).</li>
  * </ul>
  *
- * <p>End to end, the passive side listens and accepts onto a queue pair; the active side connects,
- * then writes into the region the passive side advertised and sends it a message:
- * <pre>{@code
- * // Passive side.
- * QueuePair serverQp = server.createQp(new QpConfig(serverPd, serverCq, serverCq));
- * serverQp.postReceive(new ReceiveWorkRequest(1, Sge.of(serverMr)));
- * server.listen(new InetSocketAddress(7174), request -> request.accept(serverQp, new byte[0]));
+ * <h2>The queue pair state machine</h2>
  *
- * // Active side.
- * QueuePair qp = client.createQp(new QpConfig(pd, cq, cq));
- * client.connect(qp, new InetSocketAddress("server", 7174), new byte[0]).get();
- * qp.postSend(SendWorkRequest.write(1, serverMrAddress, serverMrRkey, new Sge(mr, 0, 4096)));
- * qp.postSend(SendWorkRequest.send(2, new Sge(mr, 0, 64)));   // arrives after the Write is placed
- * WorkCompletion wc = cq.take(5, TimeUnit.SECONDS);
- * }</pre>
+ * <p>Every state change goes through {@link org.jiwarp.rnic.QpStateMachine#apply}, one table of
+ * allowed (state, {@link org.jiwarp.rnic.QpEvent event}) pairs applied atomically (RFC 5040 section
+ * 6 and the verbs; siw's {@code siw_qp_modify()}):
+ *
+ * <pre>
+ *           ESTABLISHED            MODIFY_TO_CLOSING
+ *   IDLE -----------------> RTS ------------------------> CLOSING
+ *    |                       |                              |
+ *    |                       | TERMINATE_SENT,              | TERMINATE_SENT,
+ *    |                       | TERMINATE_RECEIVED           | TERMINATE_RECEIVED
+ *    |                       v                              v
+ *    |                   TERMINATE <--------------------------
+ *    |                       |
+ *    |   CONNECTION_CLOSED, MODIFY_TO_ERROR, CQ_ERROR (from every state)
+ *    +---------------------> ERROR  (final: outstanding work flushed exactly once)
+ * </pre>
+ *
+ * <p>Entering ERROR flushes every outstanding work request in flush error, once; work posted in
+ * ERROR completes at once in flush error, receives included.
+ *
+ * <h2>Inside a connected queue pair</h2>
+ *
+ * <p>{@code QpConnection} is the Netty glue: the last handler of the connection's pipeline, above
+ * MPA, feeding ULPDUs to {@link org.jiwarp.rdmap.RdmapReceiver}, writing what
+ * {@link org.jiwarp.rdmap.RdmapTransmitter} builds, and turning a
+ * {@code TerminateException} into one Terminate. {@code SendQueue} issues posted work in order,
+ * holds back fenced work and Reads beyond the ORD, and reports completions in posting order.
+ * {@code Completions} counts each work queue's entries and writes work completions. Calls go one
+ * way: {@code QueuePair} to {@code QpConnection} to {@code SendQueue} and RDMAP; what happens below
+ * comes back through {@link org.jiwarp.rdmap.RdmapListener} and the state machine, never as a call
+ * into the caller.
+ *
+ * <h2>Threads</h2>
+ *
+ * <ul>
+ *   <li>Thread-safe, from any thread: {@code postSend}, {@code postReceive}, {@code disconnect},
+ *       {@code modifyToError}, {@code destroy}, {@code state}, every {@code CompletionQueue}
+ *       method, registration and deregistration, {@code Rnic.connect}/{@code listen}.</li>
+ *   <li>Each connection is served by one event-loop thread: completion listeners, CQ
+ *       notification listeners, {@code onTerminate} and the futures of {@code connect} and
+ *       {@code accept} run there. Do not block in them; {@link org.jiwarp.rnic.QueuePair#execute}
+ *       runs a task on that thread later.</li>
+ *   <li>Work posted from one thread goes out in the order it was posted; posts from several threads
+ *       interleave as they reach the event loop.</li>
+ * </ul>
  */
 package org.jiwarp.rnic;

@@ -9,7 +9,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -83,49 +82,61 @@ class QpStateMachineTest {
         return machine;
     }
 
-    /** Racing events from eight threads: each machine reports entering ERROR exactly once, and ends in ERROR. */
+    /**
+     * Racing events: for each of many machines in RTS, one thread per core meets at a start line, then
+     * apply an event that leads to ERROR (and a few random ones) at the same instant. Each machine
+     * must report entering ERROR exactly once.
+     */
     @Test
     void errorIsEnteredExactlyOnceUnderRaces() throws Exception {
         long seed = 0x5EED_0F_57A7EL;
-        int machines = 2_000;
-        int threads = 8;
+        int machines = 100_000;
+        // As many as there are cores: the threads spin at the start line, so that they really do
+        // apply their events at the same instant (a blocking barrier wakes them microseconds apart).
+        int threads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        QpEvent[] toError = {QpEvent.CONNECTION_CLOSED, QpEvent.MODIFY_TO_ERROR, QpEvent.CQ_ERROR};
         List<QpStateMachine> all = new ArrayList<>();
-        for (int i = 0; i < machines; i++) {
-            all.add(new QpStateMachine());
-        }
         AtomicInteger[] entered = new AtomicInteger[machines];
         for (int i = 0; i < machines; i++) {
+            QpStateMachine machine = new QpStateMachine();
+            machine.apply(QpEvent.ESTABLISHED);
+            all.add(machine);
             entered[i] = new AtomicInteger();
         }
-        CountDownLatch start = new CountDownLatch(1);
+        AtomicInteger arrivals = new AtomicInteger();
         List<Thread> workers = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
         for (int t = 0; t < threads; t++) {
             SplittableRandom random = new SplittableRandom(seed + t);
             Thread worker = new Thread(() -> {
                 try {
-                    start.await();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                QpEvent[] events = QpEvent.values();
-                for (int i = 0; i < machines; i++) {
-                    for (int k = 0; k < 4; k++) {
-                        if (all.get(i).apply(events[random.nextInt(events.length)]).enteredError()) {
+                    QpEvent[] events = QpEvent.values();
+                    for (int i = 0; i < machines; i++) {
+                        QpStateMachine machine = all.get(i);
+                        QpEvent first = random.nextInt(4) == 0 ? events[random.nextInt(events.length)]
+                                : toError[random.nextInt(toError.length)];
+                        arrivals.incrementAndGet();
+                        while (arrivals.get() < threads * (i + 1)) {
+                            Thread.onSpinWait();
+                        }
+                        if (machine.apply(first).enteredError()) {
+                            entered[i].incrementAndGet();
+                        }
+                        if (machine.apply(QpEvent.CONNECTION_CLOSED).enteredError()) {
                             entered[i].incrementAndGet();
                         }
                     }
-                    if (all.get(i).apply(QpEvent.CONNECTION_CLOSED).enteredError()) {
-                        entered[i].incrementAndGet();
-                    }
+                } catch (Exception e) {
+                    failures.add(e);
                 }
             });
             worker.start();
             workers.add(worker);
         }
-        start.countDown();
         for (Thread worker : workers) {
             worker.join();
         }
+        assertTrue(failures.isEmpty(), "" + failures);
         for (int i = 0; i < machines; i++) {
             assertEquals(QpState.ERROR, all.get(i).state(), "machine " + i + " (seed " + Long.toHexString(seed) + ")");
             assertEquals(1, entered[i].get(), "machine " + i + " entered ERROR once (seed "

@@ -237,7 +237,7 @@ class SiwRpingInteropTest {
         } else {
             assertServed(client);
             assertTrue(served.err().contains("gone after " + PINGS + " pings"), served::toString);
-            assertTrue(served.err().contains("crc=" + crc), served::toString);
+            assertTrue(served.err().contains("CRC " + (crc ? "on" : "off")), served::toString);
         }
 
         CaptureCheck guest = checkCaptures(guestPcap, jiwarpPcap, crc);
@@ -295,7 +295,7 @@ class SiwRpingInteropTest {
         JiwarpCommand.Run served = server.run().get(60, TimeUnit.SECONDS);
         assertEquals(255, siwClient.exitCode(), siwClient::toString);
         assertTrue(siwClient.output().contains("RDMA_CM_EVENT_REJECTED"), siwClient::toString);
-        assertTrue(served.err().contains("markers to/from peer=false/true") && served.err().contains("gone after 0 pings"),
+        assertTrue(served.err().contains("markers not to / from the peer") && served.err().contains("gone after 0 pings"),
                 served::toString);
         record("siw client, jiwarp server --markers", 2, false, false, 64, "FAILS as documented: siw rejects the Reply "
                 + "with M=1 (RDMA_CM_EVENT_REJECTED, exit 255)");

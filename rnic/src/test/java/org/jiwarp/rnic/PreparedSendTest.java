@@ -1,0 +1,75 @@
+package org.jiwarp.rnic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.jiwarp.mpa.MpaSettings;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A work request prepared once and posted again and again, over real TCP: every post completes,
+ * the data arrives, a post while the previous one is outstanding is refused, and a post allocates
+ * (almost) nothing on the posting thread.
+ */
+class PreparedSendTest {
+
+    private static final int POSTS = 2_000;
+
+    @Test
+    void aPreparedWriteIsPostedAgainWithoutAllocating() throws Exception {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        try (RnicPair pair = new RnicPair(MpaSettings.defaults(), 4096, (config, server) -> config)) {
+            for (int i = 0; i < 256; i++) {
+                pair.clientRegion.buffer().setByte(i, i * 7);
+            }
+            PreparedSend write = pair.client.prepare(SendWorkRequest.write(42, pair.serverRegion.address(),
+                    pair.serverRegion.rkey(), new Sge(pair.clientRegion, 0, 256)));
+            long allocated = 0;
+            for (int i = 0; i < POSTS; i++) {
+                long before = threads.getCurrentThreadAllocatedBytes();
+                write.post();
+                allocated += threads.getCurrentThreadAllocatedBytes() - before;
+                WorkCompletion wc = pair.clientCq.take(10, TimeUnit.SECONDS);
+                assertNotNull(wc, "post " + i + " completes");
+                assertEquals(42, wc.workRequestId());
+                assertEquals(WcStatus.SUCCESS, wc.status(), "post " + i);
+                assertEquals(256, wc.byteLength());
+                while (write.outstanding()) {
+                    Thread.onSpinWait();
+                }
+            }
+            for (int i = 0; i < 256; i++) {
+                assertEquals((byte) (i * 7), pair.serverRegion.buffer().getByte(i), "octet " + i);
+            }
+            // Outstanding, deterministically: a fenced post waits for a Read the peer cannot answer yet
+            // (its event loop is held).
+            CountDownLatch hold = new CountDownLatch(1);
+            pair.server.execute(() -> {
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            pair.client.postSend(SendWorkRequest.read(7, pair.serverRegion.address(), pair.serverRegion.rkey(),
+                    new Sge(pair.clientRegion, 1024, 64)));
+            PreparedSend fenced = pair.client.prepare(SendWorkRequest.write(8, pair.serverRegion.address() + 512,
+                    pair.serverRegion.rkey(), new Sge(pair.clientRegion, 0, 64)).fence());
+            fenced.post();
+            assertTrue(fenced.outstanding());
+            assertThrows(IllegalStateException.class, fenced::post, "posted again while outstanding");
+            hold.countDown();
+            assertEquals(7, pair.clientCq.take(10, TimeUnit.SECONDS).workRequestId());
+            assertEquals(8, pair.clientCq.take(10, TimeUnit.SECONDS).workRequestId());
+
+            // A SendWorkRequest posted with postSend costs a slot and a task: about 100 octets.
+            double perPost = (double) allocated / POSTS;
+            assertTrue(perPost < 32, "a prepared post allocated " + perPost + " octets on average");
+        }
+    }
+}
