@@ -312,14 +312,18 @@ final class SendQueue {
     private void reportInOrder() {
         while (!posted.isEmpty() && posted.peekFirst().done) {
             SendSlot slot = posted.pollFirst();
-            if (slot.signaled || slot.status != WcStatus.SUCCESS) {
-                completions.send(slot.id, slot.status, wcOpcode(slot.opcode),
-                        slot.status == WcStatus.SUCCESS ? slot.length : 0, slot.error);
+            WcStatus status = slot.status;
+            TerminateError error = slot.error;
+            if (slot.prepared != null) {
+                // Free before its completion shows, so that whoever sees the completion may post it
+                // again (even from a completion listener, which resets the slot at once).
+                slot.prepared.retired();
+            }
+            if (slot.signaled || status != WcStatus.SUCCESS) {
+                completions.send(slot.id, status, wcOpcode(slot.opcode), status == WcStatus.SUCCESS ? slot.length : 0,
+                        error);
             } else {
                 completions.sendRetired();
-            }
-            if (slot.prepared != null) {
-                slot.prepared.retired();
             }
         }
     }
