@@ -1,6 +1,6 @@
 package org.jiwarp.ddp;
 
-import static org.jiwarp.ddp.DdpTestSupport.assertTerminate;
+import static org.jiwarp.wire.rdmap.TerminateAssertions.assertTerminate;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,6 +1,6 @@
 package org.jiwarp.rdmap;
 
-import static org.jiwarp.rdmap.RdmapTestSupport.assertTerminate;
+import static org.jiwarp.wire.rdmap.TerminateAssertions.assertTerminate;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;

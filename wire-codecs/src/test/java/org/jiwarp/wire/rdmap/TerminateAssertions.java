@@ -1,31 +1,28 @@
-package org.jiwarp.ddp;
+package org.jiwarp.wire.rdmap;
 
-import org.jiwarp.wire.rdmap.TerminateException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import org.jiwarp.wire.rdmap.TerminateError;
-import org.jiwarp.wire.rdmap.TerminateLayer;
 import org.junit.jupiter.api.function.Executable;
 
-/** Shared pieces of the DDP tests. */
-final class DdpTestSupport {
+/** Assertions on the {@link TerminateException}s the layers throw, shared by their tests (test-jar). */
+public final class TerminateAssertions {
 
-    private DdpTestSupport() {
+    private TerminateAssertions() {
     }
 
     /**
-     * Asserts that {@code body} throws a {@link TerminateException} with exactly this Terminate error, checking
-     * layer, error type and code as raw wire values too.
+     * Asserts that {@code body} throws a {@link TerminateException} with exactly this Terminate error,
+     * checking layer, error type and code as raw wire values too.
      */
-    static TerminateException assertTerminate(TerminateLayer layer, int errorType, int errorCode, TerminateError expected,
-            Executable body) {
+    public static TerminateException assertTerminate(TerminateLayer layer, int errorType, int errorCode,
+            TerminateError expected, Executable body) {
         return assertTerminate(layer, errorType, errorCode, expected, body, "");
     }
 
     /** The same, with {@code what} naming the case in a failure. */
-    static TerminateException assertTerminate(TerminateLayer layer, int errorType, int errorCode, TerminateError expected,
-            Executable body, String what) {
+    public static TerminateException assertTerminate(TerminateLayer layer, int errorType, int errorCode,
+            TerminateError expected, Executable body, String what) {
         TerminateException e = assertThrows(TerminateException.class, body, what);
         assertEquals(expected, e.error(), what + ": " + e.getMessage());
         assertEquals(layer, e.error().layer(), what + ": layer");
@@ -33,6 +30,4 @@ final class DdpTestSupport {
         assertEquals(errorCode, e.error().errorCode(), what + ": error code");
         return e;
     }
-
-
 }
