@@ -9,10 +9,10 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
-import org.jiwarp.wire.pcap.LinkType;
-import org.jiwarp.wire.pcap.PcapFile;
-import org.jiwarp.wire.pcap.PcapRecord;
-import org.jiwarp.wire.pcap.PcapWriter;
+import org.jiwarp.capture.pcap.LinkType;
+import org.jiwarp.capture.pcap.PcapFile;
+import org.jiwarp.capture.pcap.PcapRecord;
+import org.jiwarp.capture.pcap.PcapWriter;
 
 /** Joins the RNIC's per-connection captures into one file, records in time order. */
 final class PcapMerge {
