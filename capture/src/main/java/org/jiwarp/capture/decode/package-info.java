@@ -5,5 +5,7 @@
  * section 4) headers into Wireshark's field names ({@code iwarp_mpa.*}, {@code iwarp_ddp.*},
  * {@code iwarp_rdma.*}) with tshark's value formatting, so that the two can be compared field by
  * field. It reads headers through the same accessors the live stack uses.
+ * {@link org.jiwarp.capture.decode.FrameFields} gives the common frame, IP and TCP fields
+ * ({@code frame.*}, {@code ip.*}, {@code ipv6.*}, {@code tcp.*}) with tshark's formatting.
  */
 package org.jiwarp.capture.decode;

@@ -113,6 +113,52 @@ public final class PacketParser {
         }
     }
 
+    /**
+     * The source and destination of the outermost IPv4 or IPv6 header of {@code record}, whatever it
+     * carries (TCP or not), or {@code null} when it has none: what tshark shows as {@code ip.src}
+     * and {@code ip.dst} (or the {@code ipv6} ones).
+     */
+    public static InetAddress[] ipAddresses(PcapRecord record, LinkType linkType) {
+        byte[] frame = record.data();
+        int offset;
+        int etherType;
+        switch (linkType) {
+            case ETHERNET -> {
+                offset = ETHERNET_HEADER_LENGTH;
+                etherType = frame.length < offset ? -1 : uint16(frame, ETHERTYPE_OFFSET);
+            }
+            case LINUX_SLL -> {
+                offset = SLL_HEADER_LENGTH;
+                etherType = frame.length < offset ? -1 : uint16(frame, SLL_PROTOCOL_OFFSET);
+            }
+            case LINUX_SLL2 -> {
+                offset = SLL2_HEADER_LENGTH;
+                etherType = frame.length < offset ? -1 : uint16(frame, SLL2_PROTOCOL_OFFSET);
+            }
+            default -> {
+                offset = 0;
+                int version = frame.length == 0 ? 0 : (frame[0] & 0xF0) >>> 4;
+                etherType = version == 4 ? ETHERTYPE_IPV4 : version == 6 ? ETHERTYPE_IPV6 : -1;
+            }
+        }
+        for (int tags = 0; tags < MAX_VLAN_TAGS && (etherType == ETHERTYPE_VLAN || etherType == ETHERTYPE_QINQ
+                || etherType == ETHERTYPE_QINQ_LEGACY) && frame.length - offset >= VLAN_TAG_LENGTH; tags++) {
+            etherType = uint16(frame, offset + 2);
+            offset += VLAN_TAG_LENGTH;
+        }
+        if (etherType == ETHERTYPE_IPV4 && frame.length - offset >= IPV4_MIN_HEADER_LENGTH
+                && (frame[offset] & 0xF0) == 0x40) {
+            return new InetAddress[] {ipv4Address(frame, offset + IPV4_SOURCE_OFFSET),
+                    ipv4Address(frame, offset + IPV4_DESTINATION_OFFSET)};
+        }
+        if (etherType == ETHERTYPE_IPV6 && frame.length - offset >= IPV6_HEADER_LENGTH
+                && (frame[offset] & 0xF0) == 0x60) {
+            return new InetAddress[] {ipv6Address(frame, offset + IPV6_SOURCE_OFFSET),
+                    ipv6Address(frame, offset + IPV6_DESTINATION_OFFSET)};
+        }
+        return null;
+    }
+
     private static TcpSegment ethernet(PcapRecord record, byte[] frame, int end) {
         if (end < ETHERNET_HEADER_LENGTH) {
             return null;

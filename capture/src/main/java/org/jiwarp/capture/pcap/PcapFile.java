@@ -1,6 +1,11 @@
 package org.jiwarp.capture.pcap;
 
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.ZipException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -8,7 +13,9 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * A classic libpcap capture file read whole into memory.
+ * A capture file read whole into memory: classic libpcap as below, pcapng (read by
+ * {@link PcapNgReader}; one entry of {@link #interfaceLinkTypes()} per interface) or either of them
+ * gzip-compressed (as tshark and Wireshark read {@code .pcap.gz}).
  *
  * <pre>
  *   global header (24 bytes)
@@ -44,7 +51,7 @@ public final class PcapFile {
     public static final int MAX_RECORD_LENGTH = 256 * 1024 * 1024;
 
     /** The pcapng Section Header Block type, the first four bytes of every pcapng file. */
-    private static final int PCAPNG_MAGIC = 0x0a0d0d0a;
+    static final int PCAPNG_MAGIC = 0x0a0d0d0a;
     /** Alexey Kuznetzov's modified pcap format (longer record headers), not supported. */
     private static final int KUZNETZOV_MAGIC = 0xa1b2cd34;
 
@@ -68,9 +75,14 @@ public final class PcapFile {
     private final int snapLength;
     private final List<PcapRecord> records;
     private final String warning;
+    private final boolean pcapng;
+    private final List<LinkType> interfaceLinkTypes;
 
-    private PcapFile(LinkType linkType, int linkTypeCode, boolean nanosecond, boolean bigEndian,
-                     int versionMajor, int versionMinor, int snapLength, List<PcapRecord> records, String warning) {
+    PcapFile(LinkType linkType, int linkTypeCode, boolean nanosecond, boolean bigEndian,
+             int versionMajor, int versionMinor, int snapLength, List<PcapRecord> records, String warning,
+             boolean pcapng, List<LinkType> interfaceLinkTypes) {
+        this.pcapng = pcapng;
+        this.interfaceLinkTypes = interfaceLinkTypes;
         this.linkType = linkType;
         this.linkTypeCode = linkTypeCode;
         this.nanosecond = nanosecond;
@@ -103,9 +115,12 @@ public final class PcapFile {
     /**
      * Reads a capture held in memory. The records' data are copies; {@code bytes} is not retained.
      *
-     * @throws PcapFormatException when the bytes are not a classic pcap file this package can read
+     * @throws PcapFormatException when the bytes are not a capture file this package can read
      */
     public static PcapFile read(byte[] bytes) throws PcapFormatException {
+        if (bytes.length >= 2 && bytes[0] == (byte) 0x1f && bytes[1] == (byte) 0x8b) {
+            return gunzipAndRead(bytes);
+        }
         if (bytes.length == 0) {
             throw new PcapFormatException("not a pcap file: the file is empty");
         }
@@ -128,7 +143,7 @@ public final class PcapFile {
             bigEndian = false;
             nanosecond = true;
         } else if (magic == PCAPNG_MAGIC) {
-            throw new PcapFormatException("pcapng files are not supported; convert with editcap -F pcap");
+            return PcapNgReader.read(bytes);
         } else if (magic == KUZNETZOV_MAGIC || magic == Integer.reverseBytes(KUZNETZOV_MAGIC)) {
             throw new PcapFormatException("modified (Kuznetzov) pcap files are not supported; convert with editcap -F pcap");
         } else {
@@ -181,10 +196,70 @@ public final class PcapFile {
             frameNumber++;
         }
         return new PcapFile(linkType, linkTypeCode, nanosecond, bigEndian, versionMajor, versionMinor,
-                snapLength, Collections.unmodifiableList(records), warning);
+                snapLength, Collections.unmodifiableList(records), warning, false, List.of(linkType));
     }
 
-    /** The link-layer type of every record. */
+    /**
+     * Reads a whole capture from a stream (standard input for {@code -}).
+     *
+     * @throws PcapFormatException when the bytes are not a capture file this package can read
+     * @throws IOException         when the stream cannot be read
+     */
+    public static PcapFile read(InputStream in) throws IOException {
+        return read(in.readAllBytes());
+    }
+
+    /**
+     * gzip: decompresses what there is. A compressed file cut short (a capture still being written)
+     * keeps the packets before the cut, as an uncompressed one does.
+     */
+    private static PcapFile gunzipAndRead(byte[] bytes) throws PcapFormatException {
+        ByteArrayOutputStream plain = new ByteArrayOutputStream(bytes.length * 4);
+        String cut = null;
+        try (GZIPInputStream in = new GZIPInputStream(new java.io.ByteArrayInputStream(bytes))) {
+            byte[] buffer = new byte[64 * 1024];
+            for (int n; (n = in.read(buffer)) > 0; ) {
+                plain.write(buffer, 0, n);
+                if (plain.size() > Integer.MAX_VALUE - 64 * 1024 * 2) {
+                    throw new PcapFormatException("the decompressed capture is too large to read into memory (limit 2 GiB)");
+                }
+            }
+        } catch (EOFException e) {
+            cut = "the gzip-compressed file is cut short; read the " + plain.size() + " octets before the cut";
+        } catch (ZipException e) {
+            throw new PcapFormatException("not a readable gzip file: " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new PcapFormatException("cannot decompress the gzip file: " + e.getMessage(), e);
+        }
+        PcapFile file = read(plain.toByteArray());
+        if (cut == null) {
+            return file;
+        }
+        String warning = file.warning == null ? cut : cut + "; " + file.warning;
+        return new PcapFile(file.linkType, file.linkTypeCode, file.nanosecond, file.bigEndian, file.versionMajor,
+                file.versionMinor, file.snapLength, file.records, warning, file.pcapng, file.interfaceLinkTypes);
+    }
+
+    /** {@code true} for a pcapng file, {@code false} for a classic pcap file. */
+    public boolean pcapng() {
+        return pcapng;
+    }
+
+    /**
+     * The link type of each interface, by interface id ({@code null} for one whose link type this
+     * package does not decode; its packets are skipped). A classic pcap file has one.
+     */
+    public List<LinkType> interfaceLinkTypes() {
+        return interfaceLinkTypes;
+    }
+
+    /** The link type of the interface that captured {@code record}, or {@code null} if not decodable. */
+    public LinkType linkType(PcapRecord record) {
+        int id = record.interfaceId();
+        return id >= 0 && id < interfaceLinkTypes.size() ? interfaceLinkTypes.get(id) : null;
+    }
+
+    /** The link-layer type of every record (pcapng: of the first interface this package decodes). */
     public LinkType linkType() {
         return linkType;
     }
@@ -229,13 +304,13 @@ public final class PcapFile {
         return warning;
     }
 
-    private static int uint16(byte[] b, int offset, boolean bigEndian) {
+    static int uint16(byte[] b, int offset, boolean bigEndian) {
         int hi = bigEndian ? b[offset] : b[offset + 1];
         int lo = bigEndian ? b[offset + 1] : b[offset];
         return (hi & 0xFF) << 8 | (lo & 0xFF);
     }
 
-    private static int int32(byte[] b, int offset, boolean bigEndian) {
+    static int int32(byte[] b, int offset, boolean bigEndian) {
         int value = (b[offset] & 0xFF) << 24 | (b[offset + 1] & 0xFF) << 16
                 | (b[offset + 2] & 0xFF) << 8 | (b[offset + 3] & 0xFF);
         return bigEndian ? value : Integer.reverseBytes(value);

@@ -20,12 +20,19 @@ import java.util.Objects;
  * @param originalLength the length of the packet on the wire ({@code orig_len}); larger than
  *                       {@code data.length} when the capture was cut at the snap length
  * @param data           the captured bytes ({@code incl_len} of them); not copied, do not modify
+ * @param interfaceId    the pcapng interface that captured it (its link type is
+ *                       {@link PcapFile#linkType(PcapRecord)}); 0 in a classic pcap file
  */
-public record PcapRecord(int frameNumber, long timestampNanos, int originalLength, byte[] data) {
+public record PcapRecord(int frameNumber, long timestampNanos, int originalLength, byte[] data, int interfaceId) {
 
     /** Checks that {@code data} is present. */
     public PcapRecord {
         Objects.requireNonNull(data, "data");
+    }
+
+    /** A record of a classic pcap file (interface 0). */
+    public PcapRecord(int frameNumber, long timestampNanos, int originalLength, byte[] data) {
+        this(frameNumber, timestampNanos, originalLength, data, 0);
     }
 
     /** The number of captured bytes ({@code incl_len}). */
@@ -39,12 +46,13 @@ public record PcapRecord(int frameNumber, long timestampNanos, int originalLengt
                 && frameNumber == other.frameNumber
                 && timestampNanos == other.timestampNanos
                 && originalLength == other.originalLength
+                && interfaceId == other.interfaceId
                 && Arrays.equals(data, other.data);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(frameNumber, timestampNanos, originalLength) * 31 + Arrays.hashCode(data);
+        return Objects.hash(frameNumber, timestampNanos, originalLength, interfaceId) * 31 + Arrays.hashCode(data);
     }
 
     @Override

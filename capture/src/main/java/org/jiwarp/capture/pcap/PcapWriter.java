@@ -14,7 +14,7 @@ import java.util.Objects;
  * {@code orig_len}, as a capturing host would do. The writer does not buffer: hand it a
  * {@link java.io.BufferedOutputStream} when writing to a file. {@link #close()} closes the stream.
  */
-public final class PcapWriter implements Closeable {
+public final class PcapWriter implements CaptureWriter {
 
     /** The snap length written into the global header (tcpdump's default, 256 KiB). */
     public static final int SNAP_LENGTH = 262_144;
@@ -63,6 +63,7 @@ public final class PcapWriter implements Closeable {
     }
 
     /** Writes one record holding all of {@code frame}. */
+    @Override
     public void write(long timestampNanos, byte[] frame) throws IOException {
         write(timestampNanos, frame, 0, frame.length);
     }
@@ -94,6 +95,7 @@ public final class PcapWriter implements Closeable {
     }
 
     /** Flushes the underlying stream. */
+    @Override
     public void flush() throws IOException {
         out.flush();
     }

@@ -32,8 +32,11 @@ public final class TcpConversations {
     /** The conversations of every TCP segment in {@code file}; other records are skipped. */
     public static TcpConversations of(PcapFile file) {
         TcpConversations result = new TcpConversations();
-        LinkType linkType = file.linkType();
         for (PcapRecord record : file.records()) {
+            LinkType linkType = file.linkType(record);
+            if (linkType == null) {
+                continue; // a pcapng interface of a link type this package does not decode
+            }
             TcpSegment segment = PacketParser.parse(record, linkType);
             if (segment != null) {
                 result.add(segment);

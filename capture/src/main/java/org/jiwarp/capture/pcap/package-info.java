@@ -6,8 +6,13 @@
  *   <li>{@link org.jiwarp.capture.pcap.PcapFile} and {@link org.jiwarp.capture.pcap.PcapWriter} read and
  *       write the classic libpcap file format (the tcpdump.org "pcap file format" description):
  *       both byte orders, microsecond and nanosecond magic, link types from the tcpdump.org
- *       {@code LINKTYPE_} list as {@link org.jiwarp.capture.pcap.LinkType}. pcapng is refused with a
- *       hint to convert it. Malformed files give a {@link org.jiwarp.capture.pcap.PcapFormatException}.</li>
+ *       {@code LINKTYPE_} list as {@link org.jiwarp.capture.pcap.LinkType}.
+ *       {@link org.jiwarp.capture.pcap.PcapNgReader} and {@link org.jiwarp.capture.pcap.PcapNgWriter}
+ *       read and write pcapng (IETF draft-ietf-opsawg-pcapng: section header, interface description
+ *       with per-interface link type, {@code if_tsresol} and {@code if_tsoffset}, enhanced, simple
+ *       and obsolete packet blocks, both byte orders, other blocks skipped); gzip-compressed files
+ *       of either format are read through {@link java.util.zip.GZIPInputStream}.
+ *       Malformed files give a {@link org.jiwarp.capture.pcap.PcapFormatException}.</li>
  *   <li>{@link org.jiwarp.capture.pcap.PacketParser} lifts a {@link org.jiwarp.capture.pcap.TcpSegment}
  *       out of Ethernet (with up to two 802.1Q/802.1ad tags), Linux cooked or raw IP frames, over
  *       IPv4 (RFC 791) or IPv6 with extension headers (RFC 8200 section 4).</li>
