@@ -30,6 +30,8 @@ public final class DecodedPdu {
     private String summary = "";
     private Boolean crcGood;
     private TerminateError terminateError;
+    private byte[] octets = new byte[0];
+    private byte[] pad = new byte[0];
 
     DecodedPdu(int frameNumber, int conversation, String source, String destination, Kind kind) {
         this.frameNumber = frameNumber;
@@ -84,6 +86,25 @@ public final class DecodedPdu {
     /** The error a Terminate carries, or {@code null}. */
     public TerminateError terminateError() {
         return terminateError;
+    }
+
+    /**
+     * The PDU's octets for checks beyond the fields: an MPA Request or Reply frame as captured
+     * (header and private data), or an FPDU's ULPDU (the DDP segment, markers removed). Not a
+     * copy; do not modify.
+     */
+    public byte[] octets() {
+        return octets;
+    }
+
+    /** An FPDU's pad octets (0 to 3), not a copy; empty for MPA frames. */
+    public byte[] pad() {
+        return pad;
+    }
+
+    void octets(byte[] octets, byte[] pad) {
+        this.octets = octets;
+        this.pad = pad;
     }
 
     void put(String field, String value) {

@@ -110,6 +110,7 @@ public final class IwarpStreamDecoder {
                 ? Math.min(available, MpaFrames.frameLength(buf, 0)) : available;
         DecodedPdu pdu = new DecodedPdu(stream.frameAt(Math.max(end - 1, 0)), conversation, stream.source,
                 stream.destination, kind);
+        pdu.octets(java.util.Arrays.copyOf(stream.bytes, Math.min(end, stream.bytes.length)), new byte[0]);
         if (available < MpaFrames.HEADER_LENGTH) {
             pdu.problem(TRUNCATED_FRAME);
             pdu.summary(request ? "MPA Request Frame (truncated)" : "MPA Reply Frame (truncated)");
@@ -188,6 +189,7 @@ public final class IwarpStreamDecoder {
             DecodedPdu pdu = new DecodedPdu(stream.frameAt(last), conversation, stream.source, stream.destination,
                     DecodedPdu.Kind.FPDU);
             pdu.put("iwarp_mpa.ulpdulength", WiresharkFormat.dec(frame.ulpduLength));
+            pdu.octets(frame.ulpdu, frame.pad);
             if (frame.pad.length > 0) {
                 pdu.put("iwarp_mpa.pad", WiresharkFormat.bytes(frame.pad));
             }
