@@ -1,48 +1,66 @@
 package org.jiwarp.cli;
 
+import java.io.InputStream;
 import java.io.PrintWriter;
-import java.nio.file.Files;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.jiwarp.wire.decode.CaptureDecode;
-import org.jiwarp.wire.decode.DecodedPdu;
-import org.jiwarp.wire.decode.IwarpStreamDecoder;
-import org.jiwarp.wire.pcap.PcapFile;
-import org.jiwarp.wire.pcap.PcapFormatException;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.capture.decode.DecodedPdu;
+import org.jiwarp.capture.decode.FrameFields;
+import org.jiwarp.capture.decode.IwarpStreamDecoder;
+import org.jiwarp.capture.pcap.PcapFile;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code jiwarp decode FILE.pcap}: one line per MPA, DDP or RDMAP PDU, like tshark's summary;
+ * {@code jiwarp decode FILE...}: one line per MPA, DDP or RDMAP PDU, like tshark's summary;
  * {@code --fields} prints Wireshark's field names and tshark's value formatting; {@code -e FIELD}
- * prints the chosen fields one line per frame exactly as {@code tshark -T fields -e FIELD} does;
- * {@code --json} prints every PDU as JSON.
+ * prints the chosen fields one line per frame exactly as {@code tshark -T fields -e FIELD} does
+ * (iWARP fields and the common frame, IP and TCP ones); {@code --json} prints every PDU as JSON.
+ *
+ * <p>Several files are decoded one after the other, each on its own (frame numbers restart); in
+ * the summary a {@code ==> FILE <==} line heads each, with {@code --json} the output is one object
+ * per file. Exit status: 0 decoded; 1 a file was unreadable or held no iWARP stream, or with
+ * {@code --check} a PDU had a problem (bad CRC, malformed header, ...); 2 usage error.
  */
 @Command(name = "decode", mixinStandardHelpOptions = true,
-        description = "Decode the iWARP traffic (MPA, DDP, RDMAP) of a classic pcap file.")
+        description = "Decode the iWARP traffic (MPA, DDP, RDMAP) of pcap or pcapng files (also gzip-compressed; "
+                + "- reads standard input).")
 final class DecodeCommand implements Callable<Integer> {
 
-    @Parameters(index = "0", paramLabel = "FILE.pcap", description = "A classic libpcap capture.")
-    Path file;
+    @Parameters(index = "0..*", arity = "1..*", paramLabel = "FILE",
+            description = "A pcap or pcapng capture, possibly gzip-compressed; - for standard input.")
+    List<Path> files = new ArrayList<>();
 
     @Option(names = "--fields", description = "Print Wireshark field names and values (iwarp_mpa.*, iwarp_ddp.*, "
             + "iwarp_rdma.*) formatted as tshark -T fields formats them.")
     boolean fields;
 
     @Option(names = {"-e", "--field"}, paramLabel = "FIELD", description = "With --fields: print only these "
-            + "fields, tab-separated, one line per frame, as tshark -T fields -e FIELD does.")
+            + "fields, tab-separated, one line per frame, as tshark -T fields -e FIELD does. Besides the iWARP "
+            + "fields: frame.number, frame.time_relative, frame.time_epoch, ip.src, ip.dst, ipv6.src, ipv6.dst, "
+            + "tcp.srcport, tcp.dstport, tcp.stream, tcp.seq.")
     List<String> selected = new ArrayList<>();
 
     @Option(names = "--json", description = "Print the PDUs as a JSON array.")
     boolean json;
 
+    @Option(names = "--check", description = "Exit with status 1 when any PDU has a problem (bad CRC, "
+            + "malformed header, marker not pointing at its FPDU, ...).")
+    boolean check;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    /** Standard input, for {@code -}; replaced in tests. */
+    InputStream stdin = System.in;
 
     @Override
     public Integer call() {
@@ -54,71 +72,112 @@ final class DecodeCommand implements Callable<Integer> {
         if (!selected.isEmpty() && !fields) {
             throw new CommandLine.ParameterException(spec.commandLine(), "-e FIELD needs --fields");
         }
-        if (!Files.isReadable(file)) {
-            err.println("jiwarp decode: cannot read " + file);
+        List<String> unknown = FrameFields.unknown(selected);
+        if (!unknown.isEmpty()) {
+            // tshark's own message and exit status for a field it does not know.
+            err.println("jiwarp decode: " + FrameFields.unknownFieldsMessage(unknown));
+            err.flush();
             return Jiwarp.EXIT_RUNTIME_ERROR;
         }
-        PcapFile capture;
-        try {
-            capture = PcapFile.read(file);
-        } catch (PcapFormatException e) {
-            err.println("jiwarp decode: " + e.getMessage());
-            return Jiwarp.EXIT_RUNTIME_ERROR;
-        } catch (java.io.IOException e) {
-            err.println("jiwarp decode: cannot read " + file + ": " + e.getMessage());
-            return Jiwarp.EXIT_RUNTIME_ERROR;
-        }
-        CaptureDecode decode = IwarpStreamDecoder.decode(capture);
-        if (decode.iwarpConversations() == 0) {
-            err.println("jiwarp decode: " + file + ": no iWARP stream (no MPA Request frame in "
-                    + decode.tcpConversations() + " TCP conversation" + (decode.tcpConversations() == 1 ? "" : "s")
-                    + " of " + capture.records().size() + " frames)");
-            return Jiwarp.EXIT_RUNTIME_ERROR;
-        }
-        if (json) {
-            out.println(DecodeJson.toJson(decode));
-        } else if (fields && !selected.isEmpty()) {
-            printSelected(out, decode, capture.records().size());
-        } else if (fields) {
-            for (DecodedPdu pdu : decode.pdus()) {
-                StringBuilder line = new StringBuilder().append(pdu.frameNumber());
-                for (Map.Entry<String, String> field : pdu.fields().entrySet()) {
-                    line.append('\t').append(field.getKey()).append('=').append(field.getValue());
-                }
-                if (pdu.crcGood() != null) {
-                    line.append('\t').append("crc_verdict=").append(pdu.crcGood() ? "Good CRC32" : "Bad CRC32");
-                }
-                out.println(line);
+        String arrow = arrow(Charset.defaultCharset());
+        boolean several = files.size() > 1;
+        boolean failed = false;
+        boolean problems = false;
+        List<String> jsonParts = new ArrayList<>();
+        for (Path file : files) {
+            PcapFile capture = CaptureInput.read(file, stdin, "decode", err);
+            if (capture == null) {
+                failed = true;
+                continue;
             }
-        } else {
-            for (DecodedPdu pdu : decode.pdus()) {
-                StringBuilder line = new StringBuilder(String.format("%5d  %s → %s  %s", pdu.frameNumber(),
-                        pdu.source(), pdu.destination(), pdu.summary()));
-                for (String problem : pdu.problems()) {
-                    line.append("  [").append(problem).append(']');
+            CaptureDecode decode = IwarpStreamDecoder.decode(capture);
+            if (decode.iwarpConversations() == 0) {
+                err.println("jiwarp decode: " + CaptureInput.name(file) + ": no iWARP stream (no MPA Request frame in "
+                        + decode.tcpConversations() + " TCP conversation" + (decode.tcpConversations() == 1 ? "" : "s")
+                        + " of " + capture.records().size() + " frames)"
+                        + (capture.warning() == null ? "" : "; the " + capture.warning()));
+                failed = true;
+                continue;
+            }
+            if (json) {
+                jsonParts.add(several ? "{\"file\": " + DecodeJson.string(CaptureInput.name(file)) + ", \"pdus\": "
+                        + DecodeJson.toJson(decode).replace("\n", "\n  ") + "}" : DecodeJson.toJson(decode));
+            } else if (fields && !selected.isEmpty()) {
+                printSelected(out, decode, capture);
+            } else if (fields) {
+                printFields(out, decode);
+            } else {
+                if (several) {
+                    out.println("==> " + CaptureInput.name(file) + " <==");
                 }
-                out.println(line);
+                printSummary(out, decode, arrow);
+            }
+            for (String note : decode.notes()) {
+                err.println("note: " + (several ? CaptureInput.name(file) + ": " : "") + note);
+            }
+            for (DecodedPdu pdu : decode.pdus()) {
+                problems |= !pdu.problems().isEmpty();
             }
         }
-        for (String note : decode.notes()) {
-            err.println("note: " + note);
+        if (json && !jsonParts.isEmpty()) {
+            out.println(several ? "[\n  " + String.join(",\n  ", jsonParts) + "\n]" : jsonParts.get(0));
         }
         out.flush();
-        return 0;
+        err.flush();
+        return failed || (check && problems) ? Jiwarp.EXIT_RUNTIME_ERROR : 0;
     }
 
-    private void printSelected(PrintWriter out, CaptureDecode decode, int frames) {
-        Map<Integer, Map<String, String>> byFrame = decode.fieldsByFrame();
-        for (int frame = 1; frame <= frames; frame++) {
-            Map<String, String> values = byFrame.get(frame);
+    /** The arrow between source and destination: "→" where the output encoding has it, else "->". */
+    static String arrow(Charset charset) {
+        return charset.equals(StandardCharsets.UTF_8) || charset.name().startsWith("UTF-") ? "→" : "->";
+    }
+
+    private static void printSummary(PrintWriter out, CaptureDecode decode, String arrow) {
+        for (DecodedPdu pdu : decode.pdus()) {
+            StringBuilder line = new StringBuilder(String.format("%5d  %s %s %s  %s", pdu.frameNumber(),
+                    pdu.source(), arrow, pdu.destination(), pdu.summary()));
+            for (String problem : pdu.problems()) {
+                line.append("  [").append(problem).append(']');
+            }
+            out.println(line);
+        }
+    }
+
+    private static void printFields(PrintWriter out, CaptureDecode decode) {
+        for (DecodedPdu pdu : decode.pdus()) {
+            StringBuilder line = new StringBuilder().append(pdu.frameNumber());
+            for (Map.Entry<String, String> field : pdu.fields().entrySet()) {
+                line.append('\t').append(field.getKey()).append('=').append(field.getValue());
+            }
+            if (pdu.crcGood() != null) {
+                line.append('\t').append("crc_verdict=").append(pdu.crcGood() ? "Good CRC32" : "Bad CRC32");
+            }
+            out.println(line);
+        }
+    }
+
+    private void printSelected(PrintWriter out, CaptureDecode decode, PcapFile capture) {
+        Map<Integer, Map<String, String>> iwarp = decode.fieldsByFrame();
+        boolean frameFields = selected.stream().anyMatch(FrameFields.NAMES::contains);
+        Map<Integer, Map<String, String>> frame = frameFields ? FrameFields.of(capture) : Map.of();
+        int frames = capture.records().size();
+        for (int number = 1; number <= frames; number++) {
+            Map<String, String> values = iwarp.get(number);
+            Map<String, String> frameValues = frame.get(number);
             StringBuilder line = new StringBuilder();
             for (int i = 0; i < selected.size(); i++) {
                 if (i > 0) {
                     line.append('\t');
                 }
                 String name = selected.get(i);
-                String value = "frame.number".equals(name) ? Integer.toString(frame)
-                        : values == null ? null : values.get(name);
+                String value;
+                if ("frame.number".equals(name)) {
+                    value = Integer.toString(number);
+                } else if (FrameFields.NAMES.contains(name)) {
+                    value = frameValues == null ? null : frameValues.get(name);
+                } else {
+                    value = values == null ? null : values.get(name);
+                }
                 if (value != null) {
                     line.append(value);
                 }

@@ -1,8 +1,8 @@
 package org.jiwarp.cli;
 
 import java.util.Map;
-import org.jiwarp.wire.decode.CaptureDecode;
-import org.jiwarp.wire.decode.DecodedPdu;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.capture.decode.DecodedPdu;
 
 /** A small hand-written JSON rendering of a decode, so the CLI needs no JSON library. */
 final class DecodeJson {

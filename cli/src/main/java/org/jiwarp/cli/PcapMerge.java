@@ -2,19 +2,19 @@ package org.jiwarp.cli;
 
 import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
-import org.jiwarp.wire.pcap.LinkType;
-import org.jiwarp.wire.pcap.PcapFile;
-import org.jiwarp.wire.pcap.PcapRecord;
-import org.jiwarp.wire.pcap.PcapWriter;
+import org.jiwarp.capture.pcap.CaptureWriter;
+import org.jiwarp.capture.pcap.LinkType;
+import org.jiwarp.capture.pcap.PcapFile;
+import org.jiwarp.capture.pcap.PcapRecord;
+import org.jiwarp.capture.pcap.PcapWriter;
 
-/** Joins the RNIC's per-connection captures into one file, records in time order. */
+/** Joins the RNIC's per-connection captures into one file, records in time order, pcapng when its name ends in .pcapng. */
 final class PcapMerge {
 
     private PcapMerge() {
@@ -32,8 +32,9 @@ final class PcapMerge {
         if (parent != null) {
             Files.createDirectories(parent);
         }
-        try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(out));
-                PcapWriter writer = new PcapWriter(stream, LinkType.ETHERNET, false)) {
+        // A name ending in .pcapng gets pcapng, as Wireshark's tools do; anything else classic pcap.
+        try (CaptureWriter writer = CaptureWriter.isPcapNg(out) ? CaptureWriter.open(out, LinkType.ETHERNET)
+                : new PcapWriter(new BufferedOutputStream(Files.newOutputStream(out)), LinkType.ETHERNET, false)) {
             for (PcapRecord record : records) {
                 writer.write(record.timestampNanos(), record.data());
             }

@@ -6,9 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
-import org.jiwarp.wire.decode.CaptureDecode;
-import org.jiwarp.wire.decode.IwarpStreamDecoder;
-import org.jiwarp.wire.pcap.PcapFile;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.capture.decode.IwarpStreamDecoder;
+import org.jiwarp.capture.pcap.PcapFile;
 
 /** Compares jiwarp's decode of a capture with tshark's, frame by frame and field by field. */
 public final class FieldComparison {

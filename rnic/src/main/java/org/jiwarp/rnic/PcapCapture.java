@@ -16,10 +16,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import org.jiwarp.wire.mpa.MpaFrames;
-import org.jiwarp.wire.pcap.LinkType;
-import org.jiwarp.wire.pcap.PcapWriter;
-import org.jiwarp.wire.pcap.SyntheticTcpCapture;
-import org.jiwarp.wire.pcap.TcpSegment;
+import org.jiwarp.capture.pcap.LinkType;
+import org.jiwarp.capture.pcap.PcapWriter;
+import org.jiwarp.capture.pcap.SyntheticTcpCapture;
+import org.jiwarp.capture.pcap.TcpSegment;
 
 /**
  * Writes one connection's traffic to a pcap file, for Wireshark and {@code jiwarp decode}: the first

@@ -13,9 +13,9 @@
  *   <li>{@link org.jiwarp.wire.rdmap}: the RDMAP control byte, opcodes, Read Request, Send with
  *       Invalidate and Terminate headers (RFC 5040 section 4, RFC 7306 opcodes), and every
  *       Terminate error code of RFC 5040 section 7, RFC 5041 section 7 and RFC 5044 section 8.</li>
- *   <li>{@link org.jiwarp.wire.pcap}: classic libpcap files, TCP reassembly.</li>
- *   <li>{@link org.jiwarp.wire.decode}: the iWARP stream decoder over reassembled TCP, with
- *       Wireshark's field names.</li>
  * </ul>
+ *
+ * <p>Capture files, TCP reassembly and the capture decoder are tooling, not runtime: they live in
+ * the {@code capture} module ({@code org.jiwarp.capture.pcap}, {@code org.jiwarp.capture.decode}).
  */
 package org.jiwarp.wire;

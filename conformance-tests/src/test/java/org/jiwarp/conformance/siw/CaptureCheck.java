@@ -6,10 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.jiwarp.conformance.FieldComparison;
 import org.jiwarp.conformance.Tshark;
-import org.jiwarp.wire.decode.CaptureDecode;
-import org.jiwarp.wire.decode.DecodedPdu;
-import org.jiwarp.wire.decode.IwarpStreamDecoder;
-import org.jiwarp.wire.pcap.PcapFile;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.capture.decode.DecodedPdu;
+import org.jiwarp.capture.decode.IwarpStreamDecoder;
+import org.jiwarp.capture.pcap.PcapFile;
 
 /**
  * One capture of an interop run, decoded by jiwarp and by tshark: what jiwarp's decoder finds wrong

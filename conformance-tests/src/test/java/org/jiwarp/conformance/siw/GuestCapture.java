@@ -10,10 +10,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.List;
-import org.jiwarp.wire.pcap.PacketParser;
-import org.jiwarp.wire.pcap.PcapFile;
-import org.jiwarp.wire.pcap.PcapRecord;
-import org.jiwarp.wire.pcap.TcpSegment;
+import org.jiwarp.capture.pcap.PacketParser;
+import org.jiwarp.capture.pcap.PcapFile;
+import org.jiwarp.capture.pcap.PcapRecord;
+import org.jiwarp.capture.pcap.TcpSegment;
 
 /**
  * Windows on the capture QEMU's filter-dump writes while the peer runs ({@link SiwPeer#pcap()}),

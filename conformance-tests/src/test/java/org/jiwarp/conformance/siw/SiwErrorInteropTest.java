@@ -41,7 +41,7 @@ import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
 import org.jiwarp.wire.ddp.DdpHeaders;
-import org.jiwarp.wire.decode.DecodedPdu;
+import org.jiwarp.capture.decode.DecodedPdu;
 import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;

@@ -13,7 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jiwarp.conformance.Tshark;
-import org.jiwarp.wire.decode.DecodedPdu;
+import org.jiwarp.capture.decode.DecodedPdu;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -1,0 +1,482 @@
+package org.jiwarp.capture.check;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.capture.decode.DecodedPdu;
+import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.mpa.MpaEnhanced;
+import org.jiwarp.wire.mpa.MpaFrames;
+import org.jiwarp.wire.rdmap.RdmapHeaders;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
+import org.jiwarp.wire.rdmap.ReadRequestHeader;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateHeader;
+
+/**
+ * Checks a decoded capture against the RFCs, connection by connection and direction by direction,
+ * in frame order (see the package documentation for the rules). Findings of one rule in one
+ * direction are gathered into one finding listing every frame, its sentence taken from the first.
+ *
+ * <p>Only what the capture shows is judged: a Read Response whose Read Request the capture missed
+ * is not reported when the capture began after the connection did.
+ */
+public final class CaptureChecker {
+
+    /** Linux siw's Terminate encoding, named wherever a Terminate reads correctly only in its layout. */
+    public static final String SIW_TERMINATE_QUIRK = "Linux siw 6.1 writes the Terminate control bitfields "
+            + "little-endian (layer and error type nibbles swapped, HdrCt in the low bits)";
+
+    private CaptureChecker() {
+    }
+
+    /** Every finding in the capture, ordered by first frame. */
+    public static List<Finding> check(CaptureDecode decode) {
+        Map<Integer, List<DecodedPdu>> conversations = new TreeMap<>();
+        for (DecodedPdu pdu : decode.pdus()) {
+            conversations.computeIfAbsent(pdu.conversation(), c -> new ArrayList<>()).add(pdu);
+        }
+        List<Finding> findings = new ArrayList<>();
+        for (Map.Entry<Integer, List<DecodedPdu>> conversation : conversations.entrySet()) {
+            findings.addAll(new Connection(conversation.getKey()).check(conversation.getValue()));
+        }
+        findings.sort(Comparator.comparing((Finding f) -> f.frames().get(0)).thenComparing(f -> f.rule().ordinal()));
+        return findings;
+    }
+
+    /** One outstanding Read Request: where its response must land, and how much has arrived. */
+    private static final class ReadRequest {
+        final int frame;
+        final int sinkStag;
+        final long sinkTo;
+        final long size;
+        long received;
+
+        ReadRequest(int frame, int sinkStag, long sinkTo, long size) {
+            this.frame = frame;
+            this.sinkStag = sinkStag;
+            this.sinkTo = sinkTo;
+            this.size = size;
+        }
+    }
+
+    /** What one direction has sent so far. */
+    private static final class Direction {
+        final String name;
+        final Map<Long, Long> nextMsn = new HashMap<>();
+        final Map<Long, Long> nextMo = new HashMap<>();
+        /** Read Requests this direction sent that still await their responses, oldest first. */
+        final Deque<ReadRequest> reads = new ArrayDeque<>();
+        int terminateFrame;
+        /** The IRD this side advertised (RFC 6581), or -1. */
+        int ird = -1;
+        boolean taggedOpen;
+        int taggedStag;
+        long taggedNextTo;
+
+        Direction(String name) {
+            this.name = name;
+        }
+    }
+
+    private static final class Connection {
+        final int index;
+        final Map<String, Direction> directions = new LinkedHashMap<>();
+        final Map<String, Gathered> gathered = new LinkedHashMap<>();
+
+        Connection(int index) {
+            this.index = index;
+        }
+
+        private static final class Gathered {
+            final Rule rule;
+            final String direction;
+            final String sentence;
+            final List<Integer> frames = new ArrayList<>();
+            String quirk;
+
+            Gathered(Rule rule, String direction, String sentence) {
+                this.rule = rule;
+                this.direction = direction;
+                this.sentence = sentence;
+            }
+        }
+
+        void report(Rule rule, Direction direction, int frame, String sentence, String quirk) {
+            Gathered g = gathered.computeIfAbsent(rule + "|" + direction.name,
+                    k -> new Gathered(rule, direction.name, sentence));
+            if (!g.frames.contains(frame)) {
+                g.frames.add(frame);
+            }
+            if (quirk != null) {
+                g.quirk = quirk;
+            }
+        }
+
+        void report(Rule rule, Direction direction, int frame, String sentence) {
+            report(rule, direction, frame, sentence, null);
+        }
+
+        Direction direction(DecodedPdu pdu) {
+            return directions.computeIfAbsent(pdu.source(), s -> new Direction(pdu.source() + " -> " + pdu.destination()));
+        }
+
+        List<Finding> check(List<DecodedPdu> pdus) {
+            DecodedPdu request = null;
+            DecodedPdu reply = null;
+            for (DecodedPdu pdu : pdus) {
+                switch (pdu.kind()) {
+                    case MPA_REQUEST -> request = pdu;
+                    case MPA_REPLY -> reply = pdu;
+                    default -> { }
+                }
+            }
+            if (request != null) {
+                mpa(request, reply);
+            }
+            for (DecodedPdu pdu : pdus) {
+                if (pdu.kind() == DecodedPdu.Kind.FPDU) {
+                    fpdu(pdu);
+                }
+            }
+            List<Finding> findings = new ArrayList<>();
+            for (Gathered g : gathered.values()) {
+                g.frames.sort(null);
+                String sentence = g.frames.size() == 1 ? g.sentence
+                        : g.sentence + " (" + g.frames.size() + " times in all)";
+                findings.add(new Finding(g.rule, List.copyOf(g.frames), index, g.direction, sentence, g.quirk));
+            }
+            return findings;
+        }
+
+        // ---- MPA connection setup -------------------------------------------------------------
+
+        private void mpa(DecodedPdu request, DecodedPdu reply) {
+            Direction initiator = direction(request);
+            ByteBuf req = Unpooled.wrappedBuffer(request.octets());
+            if (req.readableBytes() < MpaFrames.HEADER_LENGTH) {
+                return;
+            }
+            frame(request, initiator, req, "Request");
+            int requestRevision = MpaFrames.revision(req, 0);
+            boolean enhanced = (MpaFrames.flags(req, 0) & MpaFrames.ENHANCED_FLAG) != 0 && requestRevision == 2;
+            if (enhanced && MpaFrames.privateDataLength(req, 0) >= MpaEnhanced.LENGTH
+                    && req.readableBytes() >= MpaFrames.PRIVATE_DATA_OFFSET + MpaEnhanced.LENGTH) {
+                initiator.ird = MpaEnhanced.ird(req, MpaFrames.PRIVATE_DATA_OFFSET);
+            }
+            if (reply == null) {
+                return;
+            }
+            Direction responder = direction(reply);
+            ByteBuf rep = Unpooled.wrappedBuffer(reply.octets());
+            if (rep.readableBytes() < MpaFrames.HEADER_LENGTH) {
+                return;
+            }
+            frame(reply, responder, rep, "Reply");
+            int replyRevision = MpaFrames.revision(rep, 0);
+            boolean rejected = MpaFrames.rejectFlag(rep, 0);
+            if (replyRevision > requestRevision) {
+                report(Rule.MPA_REVISION, responder, reply.frameNumber(), "the MPA Reply has revision "
+                        + replyRevision + ", above the Request's " + requestRevision + ".");
+            }
+            if (!enhanced || rejected) {
+                return;
+            }
+            boolean replyEnhanced = (MpaFrames.flags(rep, 0) & MpaFrames.ENHANCED_FLAG) != 0 && replyRevision == 2;
+            if (!replyEnhanced) {
+                report(Rule.MPA_ENHANCED, responder, reply.frameNumber(), "the Request asked for the enhanced "
+                        + "connection setup but the Reply is not revision 2 with the Enhanced bit.");
+                return;
+            }
+            if (MpaFrames.privateDataLength(rep, 0) < MpaEnhanced.LENGTH
+                    || rep.readableBytes() < MpaFrames.PRIVATE_DATA_OFFSET + MpaEnhanced.LENGTH) {
+                return; // reported by frame()
+            }
+            int pd = MpaFrames.PRIVATE_DATA_OFFSET;
+            responder.ird = MpaEnhanced.ird(rep, pd);
+            int offered = rtrBits(req, pd);
+            int chosen = rtrBits(rep, pd);
+            if ((chosen & ~offered) != 0) {
+                report(Rule.MPA_ENHANCED, responder, reply.frameNumber(), "the Reply chooses " + rtrNames(chosen & ~offered)
+                        + " as ready-to-receive message, which the Request did not offer.");
+            } else if (Integer.bitCount(chosen) > 1) {
+                report(Rule.MPA_ENHANCED, responder, reply.frameNumber(), "the Reply chooses "
+                        + Integer.bitCount(chosen) + " ready-to-receive messages (" + rtrNames(chosen) + "); it picks one.");
+            }
+        }
+
+        private static int rtrBits(ByteBuf frame, int pd) {
+            return (MpaEnhanced.sendRtr(frame, pd) ? 1 : 0) | (MpaEnhanced.writeRtr(frame, pd) ? 2 : 0)
+                    | (MpaEnhanced.readRtr(frame, pd) ? 4 : 0);
+        }
+
+        private static String rtrNames(int bits) {
+            List<String> names = new ArrayList<>();
+            if ((bits & 1) != 0) {
+                names.add("a zero-length Send");
+            }
+            if ((bits & 2) != 0) {
+                names.add("a zero-length Write");
+            }
+            if ((bits & 4) != 0) {
+                names.add("a zero-length Read");
+            }
+            return String.join(" and ", names);
+        }
+
+        /** Checks that apply to a Request and a Reply alike. */
+        private void frame(DecodedPdu pdu, Direction direction, ByteBuf frame, String which) {
+            int revision = MpaFrames.revision(frame, 0);
+            int flags = MpaFrames.flags(frame, 0);
+            int frameNumber = pdu.frameNumber();
+            if (revision != MpaFrames.REVISION_1 && revision != MpaFrames.REVISION_2) {
+                report(Rule.MPA_REVISION, direction, frameNumber, "the MPA " + which + " has revision " + revision
+                        + "; RFC 5044 defines 1 and RFC 6581 defines 2.");
+            }
+            int reserved = flags & (revision == MpaFrames.REVISION_2 ? MpaFrames.RESERVED_MASK
+                    : MpaFrames.RESERVED_MASK_RFC5044);
+            if (reserved != 0) {
+                report(Rule.MPA_RESERVED, direction, frameNumber, String.format("the MPA %s sets reserved bits 0x%02x, "
+                        + "which a sender must leave zero.", which, reserved));
+            }
+            int pdLength = MpaFrames.privateDataLength(frame, 0);
+            if (pdLength > MpaFrames.MAX_PRIVATE_DATA_LENGTH) {
+                report(Rule.MPA_PRIVATE_DATA, direction, frameNumber, "the MPA " + which + " announces " + pdLength
+                        + " octets of private data, more than the 512 allowed.");
+            }
+            if ((flags & MpaFrames.ENHANCED_FLAG) != 0 && revision == MpaFrames.REVISION_2
+                    && pdLength < MpaEnhanced.LENGTH) {
+                report(Rule.MPA_ENHANCED, direction, frameNumber, "the enhanced MPA " + which + " carries "
+                        + pdLength + " octets of private data, too few for the IRD and ORD words.");
+            }
+        }
+
+        // ---- FPDUs ----------------------------------------------------------------------------
+
+        private void fpdu(DecodedPdu pdu) {
+            Direction direction = direction(pdu);
+            int frame = pdu.frameNumber();
+            if (Boolean.FALSE.equals(pdu.crcGood())) {
+                report(Rule.MPA_CRC, direction, frame, "an FPDU's CRC-32C does not match its contents.");
+            }
+            for (String problem : pdu.problems()) {
+                if (problem.startsWith("marker FPDUPTR")) {
+                    report(Rule.MPA_MARKERS, direction, frame, "a marker's FPDUPTR does not point at the start of "
+                            + "its FPDU.");
+                }
+            }
+            for (byte b : pdu.pad()) {
+                if (b != 0) {
+                    report(Rule.MPA_PAD, direction, frame, "an FPDU's pad octets are not zero.");
+                    break;
+                }
+            }
+            byte[] octets = pdu.octets();
+            if (octets.length < 2) {
+                return;
+            }
+            ByteBuf buf = Unpooled.wrappedBuffer(octets);
+            if (DdpHeaders.version(buf, 0) != DdpHeaders.DDP_VERSION) {
+                report(Rule.DDP_VERSION, direction, frame, "a DDP segment has version " + DdpHeaders.version(buf, 0)
+                        + " (DDP version 1 is the only one).");
+                return;
+            }
+            if (DdpHeaders.reserved(buf, 0) != 0) {
+                report(Rule.DDP_RESERVED, direction, frame, "a DDP segment sets the reserved bits of its control "
+                        + "field, which a sender must leave zero.");
+            }
+            if (RdmapHeaders.version(buf, 0) != RdmapHeaders.RDMAP_VERSION) {
+                report(Rule.RDMAP_VERSION, direction, frame, "an RDMAP message has version "
+                        + RdmapHeaders.version(buf, 0) + " (RDMAP version 1 is the only one).");
+                return;
+            }
+            boolean tagged = DdpHeaders.tagged(buf, 0);
+            if (octets.length < DdpHeaders.headerLength(buf, 0)) {
+                return; // the decoder reports the truncated header
+            }
+            RdmapOpcode opcode = RdmapOpcode.valueOf(RdmapHeaders.opcodeCode(buf, 0));
+            String name = opcode == null ? String.format("opcode 0x%x", RdmapHeaders.opcodeCode(buf, 0))
+                    : opcode.displayName();
+            if (direction.terminateFrame != 0) {
+                // RFC 5040 section 5.6: a Terminate is the last message on the stream.
+                report(Rule.RDMAP_AFTER_TERMINATE, direction, frame, "a " + name + " follows the Terminate this side "
+                        + "sent in frame " + direction.terminateFrame + ".");
+            }
+            if (opcode == null) {
+                report(Rule.RDMAP_OPCODE, direction, frame, "an RDMAP message uses " + name + ", which no RFC defines.");
+                return;
+            }
+            if (opcode.tagged() != tagged) {
+                report(Rule.RDMAP_OPCODE, direction, frame, "a " + name + " is sent as " + (tagged ? "a tagged" : "an untagged")
+                        + " DDP segment; it is " + (opcode.tagged() ? "tagged." : "untagged."));
+                return;
+            }
+            if (tagged) {
+                tagged(pdu, direction, buf, opcode);
+            } else {
+                untagged(pdu, direction, buf, opcode);
+            }
+        }
+
+        private void tagged(DecodedPdu pdu, Direction direction, ByteBuf buf, RdmapOpcode opcode) {
+            int frame = pdu.frameNumber();
+            int stag = DdpHeaders.stag(buf, 0);
+            long to = DdpHeaders.taggedOffset(buf, 0);
+            long length = buf.readableBytes() - DdpHeaders.TAGGED_HEADER_LENGTH;
+            boolean last = DdpHeaders.last(buf, 0);
+            if (direction.taggedOpen && (stag != direction.taggedStag || to != direction.taggedNextTo)) {
+                report(Rule.DDP_MO, direction, frame, String.format("a tagged segment for STag 0x%08x at TO 0x%x "
+                        + "continues a message whose next segment was due at STag 0x%08x TO 0x%x.", stag, to,
+                        direction.taggedStag, direction.taggedNextTo));
+            }
+            direction.taggedOpen = !last;
+            direction.taggedStag = stag;
+            direction.taggedNextTo = to + length;
+            if (opcode != RdmapOpcode.RDMA_READ_RESPONSE) {
+                return;
+            }
+            Direction peer = peerOf(direction);
+            ReadRequest read = peer == null ? null : peer.reads.peekFirst();
+            if (read == null) {
+                report(Rule.RDMAP_READ_RESPONSE, direction, frame, "a Read Response arrives with no Read Request "
+                        + "outstanding.");
+                return;
+            }
+            long expectedTo = read.sinkTo + read.received;
+            if (stag != read.sinkStag || to != expectedTo) {
+                report(Rule.RDMAP_READ_RESPONSE, direction, frame, String.format("a Read Response writes STag 0x%08x "
+                        + "at TO 0x%x, but the oldest outstanding Read Request (frame %d) asked for STag 0x%08x at TO 0x%x.",
+                        stag, to, read.frame, read.sinkStag, expectedTo));
+            }
+            read.received += length;
+            if (read.received > read.size || (last && read.received != read.size)) {
+                report(Rule.RDMAP_READ_RESPONSE, direction, frame, "a Read Response " + (last ? "ends after " : "runs to ")
+                        + read.received + " octets for the Read Request of frame " + read.frame + ", which asked for "
+                        + read.size + ".");
+            }
+            if (last || read.received >= read.size) {
+                peer.reads.pollFirst();
+            }
+        }
+
+        private void untagged(DecodedPdu pdu, Direction direction, ByteBuf buf, RdmapOpcode opcode) {
+            int frame = pdu.frameNumber();
+            long qn = DdpHeaders.qn(buf, 0);
+            long msn = DdpHeaders.msn(buf, 0);
+            long mo = DdpHeaders.mo(buf, 0);
+            boolean last = DdpHeaders.last(buf, 0);
+            if (qn != opcode.queueNumber()) {
+                report(Rule.DDP_QUEUE, direction, frame, "a " + opcode.displayName() + " travels on queue " + qn
+                        + "; its queue is " + opcode.queueNumber() + ".");
+            }
+            Long expectedMsn = direction.nextMsn.get(qn);
+            Long expectedMo = direction.nextMo.get(qn);
+            boolean continuing = expectedMo != null;
+            if (continuing && (expectedMsn == null || msn != expectedMsn - 1)) {
+                report(Rule.DDP_LAST, direction, frame, "a message with MSN " + msn + " on queue " + qn + " starts "
+                        + "before the previous one (MSN " + (expectedMsn == null ? "?" : expectedMsn - 1)
+                        + ") ended with a Last segment.");
+                continuing = false;
+            }
+            if (!continuing) {
+                long due = expectedMsn == null ? 1 : expectedMsn;
+                if (msn != due) {
+                    // RFC 5041 section 5.3: MSN starts at 1 and counts every message on the queue.
+                    report(Rule.DDP_MSN, direction, frame, "queue " + qn + " carries MSN " + msn + " where MSN " + due
+                            + " was due.");
+                }
+                if (mo != 0) {
+                    report(Rule.DDP_MO, direction, frame, "the first segment of message " + msn + " on queue " + qn
+                            + " has MO " + mo + ", not 0.");
+                }
+            } else if (mo != expectedMo) {
+                report(Rule.DDP_MO, direction, frame, "a segment of message " + msn + " on queue " + qn + " has MO "
+                        + mo + " where the previous segment ended at " + expectedMo + ".");
+            }
+            long length = buf.readableBytes() - DdpHeaders.UNTAGGED_HEADER_LENGTH;
+            direction.nextMsn.put(qn, (msn + 1) & 0xFFFF_FFFFL);
+            if (last) {
+                direction.nextMo.remove(qn);
+            } else {
+                direction.nextMo.put(qn, mo + length);
+            }
+            int body = DdpHeaders.UNTAGGED_HEADER_LENGTH;
+            switch (opcode) {
+                case SEND, SEND_WITH_SE -> {
+                    if (RdmapHeaders.invalidateStag(buf, 0) != 0) {
+                        report(Rule.RDMAP_INVALIDATE_STAG, direction, frame, String.format("a %s carries 0x%08x in "
+                                + "the Invalidate STag field, which only Send with Invalidate uses.",
+                                opcode.displayName(), RdmapHeaders.invalidateStag(buf, 0)));
+                    }
+                }
+                case RDMA_READ_REQUEST -> {
+                    if (buf.readableBytes() < body + ReadRequestHeader.LENGTH) {
+                        return;
+                    }
+                    direction.reads.addLast(new ReadRequest(frame, ReadRequestHeader.sinkStag(buf, body),
+                            ReadRequestHeader.sinkTaggedOffset(buf, body), ReadRequestHeader.readSize(buf, body)));
+                    Direction peer = peerOf(direction);
+                    if (peer != null && peer.ird >= 0 && direction.reads.size() > peer.ird) {
+                        report(Rule.RDMAP_IRD, direction, frame, direction.reads.size() + " Read Requests are outstanding, "
+                                + "more than the IRD of " + peer.ird + " the peer announced.");
+                    }
+                }
+                case TERMINATE -> {
+                    direction.terminateFrame = frame;
+                    terminate(direction, frame, buf, body, last);
+                }
+                default -> { }
+            }
+        }
+
+        private void terminate(Direction direction, int frame, ByteBuf buf, int at, boolean last) {
+            if (!last) {
+                report(Rule.RDMAP_TERMINATE, direction, frame, "a Terminate does not fit in one DDP segment "
+                        + "(the Last flag is clear).");
+            }
+            if (buf.readableBytes() < at + TerminateHeader.CONTROL_LENGTH) {
+                report(Rule.RDMAP_TERMINATE, direction, frame, "a Terminate is too short for its control word.");
+                return;
+            }
+            TerminateError error = TerminateHeader.error(buf, at);
+            if (error == null) {
+                boolean siw = TerminateHeader.looksLikeSiwLayout(buf, at);
+                report(Rule.RDMAP_TERMINATE, direction, frame, String.format("a Terminate names layer %d, error type %d, "
+                        + "code 0x%02x, which is no error of its layer%s", TerminateHeader.layerCode(buf, at),
+                        TerminateHeader.errorType(buf, at), TerminateHeader.errorCode(buf, at),
+                        siw ? "; read in Linux siw's layout it is a valid error." : "."), siw ? SIW_TERMINATE_QUIRK : null);
+                if (siw) {
+                    return; // the header-control bits are elsewhere in that layout
+                }
+            }
+            int hdrct = TerminateHeader.hdrct(buf, at);
+            int carried = buf.readableBytes() - at;
+            int ddpHeader = TerminateHeader.d(buf, at) && carried > TerminateHeader.TERMINATED_DDP_HEADER_OFFSET
+                    ? TerminateHeader.terminatedDdpHeaderLength(buf, at) : 0;
+            int expected = TerminateHeader.length(hdrct, ddpHeader);
+            if (carried < expected) {
+                report(Rule.RDMAP_TERMINATE, direction, frame, "a Terminate's HdrCt bits (D=" + (TerminateHeader.d(buf, at) ? 1 : 0)
+                        + " R=" + (TerminateHeader.r(buf, at) ? 1 : 0) + ") promise " + expected + " octets of headers "
+                        + "but it carries " + carried + ".");
+            }
+        }
+
+        private Direction peerOf(Direction direction) {
+            for (Direction other : directions.values()) {
+                if (other != direction) {
+                    return other;
+                }
+            }
+            return null;
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/**
+ * The passive RFC checker behind {@code jiwarp check}: reads a decoded capture (every connection,
+ * both directions) and reports what the RFCs forbid, each {@link org.jiwarp.capture.check.Finding}
+ * with its frames, connection, {@link org.jiwarp.capture.check.Rule} and RFC section:
+ *
+ * <ul>
+ *   <li>MPA connection setup: revisions, reserved bits, private data length, CRC and markers per
+ *       direction (RFC 5044 section 7.1); the enhanced setup's IRD/ORD and ready-to-receive
+ *       choice (RFC 6581 section 3).</li>
+ *   <li>FPDUs: CRC (RFC 5044 section 6), markers (section 4.3), pad (section 4.1).</li>
+ *   <li>DDP: version, reserved bits, queue numbers, MSN per queue, MO continuity and the Last flag
+ *       (RFC 5041 sections 4 and 5).</li>
+ *   <li>RDMAP: version and opcode per queue (RFC 5040 section 4), Read Responses against the
+ *       outstanding Read Requests (sink STag, TO, length, order) and the negotiated IRD, the
+ *       Invalidate STag field, traffic after a Terminate, and well-formed Terminates
+ *       (RFC 5040 sections 4.8 and 5.6).</li>
+ * </ul>
+ *
+ * <p>Known implementation quirks are named as such (Linux siw 6.1's little-endian Terminate
+ * bitfields), so that a report on a real device's capture says what it is looking at.
+ */
+package org.jiwarp.capture.check;

@@ -1,0 +1,295 @@
+package org.jiwarp.capture.decode;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.jiwarp.wire.mpa.FpduReader;
+import org.jiwarp.wire.mpa.MpaEnhanced;
+import org.jiwarp.wire.mpa.MpaFrames;
+import org.jiwarp.capture.pcap.PcapFile;
+import org.jiwarp.capture.pcap.StreamChunk;
+import org.jiwarp.capture.pcap.TcpConversation;
+import org.jiwarp.capture.pcap.TcpConversations;
+import org.jiwarp.capture.pcap.TcpDirection;
+
+/**
+ * Decodes the iWARP traffic of a capture: per TCP conversation, finds the MPA Request and Reply by
+ * their keys at the start of the two directions, applies what they negotiated (CRC in both
+ * directions if either set C; markers per direction, RFC 5044 section 7.1), then reads FPDUs in
+ * both directions, strips markers, checks CRCs and decodes DDP and RDMAP headers.
+ *
+ * <p>Never throws on bad input: what cannot be decoded becomes a problem on the PDU or a note on
+ * the capture.
+ */
+public final class IwarpStreamDecoder {
+
+    private IwarpStreamDecoder() {
+    }
+
+    /** Decodes every conversation of a capture. */
+    public static CaptureDecode decode(PcapFile file) {
+        TcpConversations conversations = TcpConversations.of(file);
+        List<DecodedPdu> pdus = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
+        if (file.warning() != null) {
+            notes.add(file.warning());
+        }
+        int iwarp = 0;
+        for (TcpConversation conversation : conversations.conversations()) {
+            if (decodeConversation(conversation, pdus, notes)) {
+                iwarp++;
+            }
+        }
+        pdus.sort(Comparator.comparingInt(DecodedPdu::frameNumber));
+        return new CaptureDecode(pdus, notes, iwarp, conversations.conversations().size());
+    }
+
+    private static boolean decodeConversation(TcpConversation conversation, List<DecodedPdu> pdus,
+            List<String> notes) {
+        String client = endpoint(conversation.clientAddress(), conversation.clientPort());
+        String server = endpoint(conversation.serverAddress(), conversation.serverPort());
+        Stream forward = new Stream(conversation.clientToServer(), client, server);
+        Stream backward = new Stream(conversation.serverToClient(), server, client);
+        Stream initiator;
+        Stream responder;
+        if (forward.startsWithRequest()) {
+            initiator = forward;
+            responder = backward;
+        } else if (backward.startsWithRequest()) {
+            initiator = backward;
+            responder = forward;
+        } else {
+            notes.add("conversation " + conversation.index() + " (" + client + " <-> " + server
+                    + "): not iWARP: no MPA Request frame at the start of either direction");
+            return false;
+        }
+        int index = conversation.index();
+        ByteBuf requestBytes = Unpooled.wrappedBuffer(initiator.bytes);
+        DecodedPdu request = decodeFrame(initiator, requestBytes, index, DecodedPdu.Kind.MPA_REQUEST);
+        pdus.add(request);
+        if (request.problems().contains(TRUNCATED_FRAME)) {
+            notes.add("conversation " + index + ": the capture ends inside the MPA Request");
+            return true;
+        }
+        ByteBuf replyBytes = Unpooled.wrappedBuffer(responder.bytes);
+        if (responder.bytes.length < MpaFrames.KEY_LENGTH || !MpaFrames.isReply(replyBytes, 0)) {
+            notes.add("conversation " + index + ": MPA Request without an MPA Reply");
+            return true;
+        }
+        DecodedPdu reply = decodeFrame(responder, replyBytes, index, DecodedPdu.Kind.MPA_REPLY);
+        pdus.add(reply);
+        if (reply.problems().contains(TRUNCATED_FRAME)) {
+            notes.add("conversation " + index + ": the capture ends inside the MPA Reply");
+            return true;
+        }
+        if (MpaFrames.rejectFlag(replyBytes, 0)) {
+            notes.add("conversation " + index + ": the responder rejected the connection (R bit)");
+            return true;
+        }
+        // RFC 5044 section 7.1: CRC in both directions if either side set C; M asks the peer for markers.
+        boolean crc = MpaFrames.crcFlag(requestBytes, 0) || MpaFrames.crcFlag(replyBytes, 0);
+        boolean initiatorMarkers = MpaFrames.markerFlag(replyBytes, 0);
+        boolean responderMarkers = MpaFrames.markerFlag(requestBytes, 0);
+        readFpdus(initiator, requestBytes, MpaFrames.frameLength(requestBytes, 0), crc, initiatorMarkers, index,
+                pdus, notes);
+        readFpdus(responder, replyBytes, MpaFrames.frameLength(replyBytes, 0), crc, responderMarkers, index,
+                pdus, notes);
+        return true;
+    }
+
+    private static final String TRUNCATED_FRAME = "truncated MPA Request/Reply frame";
+
+    private static DecodedPdu decodeFrame(Stream stream, ByteBuf buf, int conversation, DecodedPdu.Kind kind) {
+        boolean request = kind == DecodedPdu.Kind.MPA_REQUEST;
+        int available = buf.readableBytes();
+        int end = available >= MpaFrames.HEADER_LENGTH
+                ? Math.min(available, MpaFrames.frameLength(buf, 0)) : available;
+        DecodedPdu pdu = new DecodedPdu(stream.frameAt(Math.max(end - 1, 0)), conversation, stream.source,
+                stream.destination, kind);
+        pdu.octets(java.util.Arrays.copyOf(stream.bytes, Math.min(end, stream.bytes.length)), new byte[0]);
+        if (available < MpaFrames.HEADER_LENGTH) {
+            pdu.problem(TRUNCATED_FRAME);
+            pdu.summary(request ? "MPA Request Frame (truncated)" : "MPA Reply Frame (truncated)");
+            return pdu;
+        }
+        int flags = MpaFrames.flags(buf, 0);
+        int revision = MpaFrames.revision(buf, 0);
+        int pdLength = MpaFrames.privateDataLength(buf, 0);
+        pdu.put(request ? "iwarp_mpa.key.req" : "iwarp_mpa.key.rep", WiresharkFormat.bytes(stream.bytes, 0, 16));
+        pdu.put("iwarp_mpa.marker_flag", WiresharkFormat.bool((flags & MpaFrames.MARKER_FLAG) != 0));
+        pdu.put("iwarp_mpa.crc_flag", WiresharkFormat.bool((flags & MpaFrames.CRC_FLAG) != 0));
+        pdu.put("iwarp_mpa.rej_flag", WiresharkFormat.bool((flags & MpaFrames.REJECT_FLAG) != 0));
+        pdu.put("iwarp_mpa.res", WiresharkFormat.hex8(flags & MpaFrames.RESERVED_MASK_RFC5044));
+        pdu.put("iwarp_mpa.rev", WiresharkFormat.dec(revision));
+        StringBuilder summary = new StringBuilder(request ? "MPA Request Frame" : "MPA Reply Frame");
+        summary.append(" rev=").append(revision)
+                .append(" M=").append((flags & MpaFrames.MARKER_FLAG) != 0 ? 1 : 0)
+                .append(" C=").append((flags & MpaFrames.CRC_FLAG) != 0 ? 1 : 0);
+        if ((flags & MpaFrames.REJECT_FLAG) != 0) {
+            summary.append(" R=1 (rejected)");
+        }
+        if (pdLength > MpaFrames.MAX_PRIVATE_DATA_LENGTH) {
+            // RFC 5044 section 7.1: private data is at most 512 octets; Wireshark stops here.
+            pdu.problem("private data length " + pdLength + " exceeds 512");
+            pdu.summary(summary.append(" pd_length=").append(pdLength).append(" (too long)").toString());
+            return pdu;
+        }
+        pdu.put("iwarp_mpa.pdlength", WiresharkFormat.dec(pdLength));
+        if (available < MpaFrames.HEADER_LENGTH + pdLength) {
+            pdu.problem(TRUNCATED_FRAME);
+            pdu.summary(summary.append(" (truncated)").toString());
+            return pdu;
+        }
+        if (pdLength > 0) {
+            pdu.put("iwarp_mpa.privatedata", WiresharkFormat.bytes(stream.bytes, MpaFrames.PRIVATE_DATA_OFFSET,
+                    pdLength));
+        }
+        if ((flags & MpaFrames.ENHANCED_FLAG) != 0 && pdLength >= MpaEnhanced.LENGTH) {
+            int pd = MpaFrames.PRIVATE_DATA_OFFSET;
+            summary.append(" enhanced IRD=").append(MpaEnhanced.ird(buf, pd))
+                    .append(" ORD=").append(MpaEnhanced.ord(buf, pd));
+            if (MpaEnhanced.peerToPeer(buf, pd)) {
+                summary.append(" P2P");
+            }
+            if (MpaEnhanced.sendRtr(buf, pd)) {
+                summary.append(" SEND-RTR");
+            }
+            if (MpaEnhanced.writeRtr(buf, pd)) {
+                summary.append(" WRITE-RTR");
+            }
+            if (MpaEnhanced.readRtr(buf, pd)) {
+                summary.append(" READ-RTR");
+            }
+        }
+        summary.append(" private_data=").append(pdLength);
+        if ((flags & MpaFrames.RESERVED_MASK) != 0) {
+            pdu.problem("reserved bits set in the MPA " + (request ? "Request" : "Reply"));
+        }
+        pdu.summary(summary.toString());
+        return pdu;
+    }
+
+    private static void readFpdus(Stream stream, ByteBuf buf, int start, boolean crc, boolean markers,
+            int conversation, List<DecodedPdu> pdus, List<String> notes) {
+        buf.readerIndex(start);
+        FpduReader reader = new FpduReader(markers);
+        while (buf.isReadable()) {
+            int fpduStart = buf.readerIndex();
+            FpduReader.Frame frame = reader.read(buf);
+            if (frame == null) {
+                notes.add("conversation " + conversation + " " + stream.source + ": " + buf.readableBytes()
+                        + " octets at the end are not a whole FPDU");
+                break;
+            }
+            int last = fpduStart + frame.wireLength - 1;
+            DecodedPdu pdu = new DecodedPdu(stream.frameAt(last), conversation, stream.source, stream.destination,
+                    DecodedPdu.Kind.FPDU);
+            pdu.put("iwarp_mpa.ulpdulength", WiresharkFormat.dec(frame.ulpduLength));
+            pdu.octets(frame.ulpdu, frame.pad);
+            if (frame.pad.length > 0) {
+                pdu.put("iwarp_mpa.pad", WiresharkFormat.bytes(frame.pad));
+            }
+            // Wireshark shows the four CRC octets as a big-endian number; the CRC itself is little-endian.
+            String crcField = WiresharkFormat.hex32(Integer.reverseBytes(frame.crcField));
+            String verdict = "";
+            if (crc) {
+                pdu.put("iwarp_mpa.crc_check", crcField);
+                pdu.crcGood(frame.crcGood());
+                verdict = frame.crcGood() ? " [Good CRC32]" : " [Bad CRC32]";
+                if (!frame.crcGood()) {
+                    pdu.problem(String.format("bad CRC32: field 0x%08x, computed 0x%08x", frame.crcField,
+                            frame.crcComputed));
+                }
+            } else {
+                pdu.put("iwarp_mpa.crc", crcField);
+            }
+            for (int i = 0; i < frame.markerPointers.length; i++) {
+                pdu.put("iwarp_mpa.marker_res", join(pdu, "iwarp_mpa.marker_res",
+                        WiresharkFormat.hex16(frame.markerReserved[i])));
+                pdu.put("iwarp_mpa.marker_fpduptr", join(pdu, "iwarp_mpa.marker_fpduptr",
+                        WiresharkFormat.dec(frame.markerPointers[i])));
+            }
+            if (!frame.markersValid) {
+                pdu.problem("marker FPDUPTR does not point at this FPDU (RFC 5044 section 4.3)");
+            }
+            String ddp = DdpRdmapFields.decode(frame.ulpdu, pdu);
+            pdu.summary(ddp + " ulpdu=" + frame.ulpduLength + verdict);
+            pdus.add(pdu);
+        }
+        if (stream.gap) {
+            notes.add("conversation " + conversation + " " + stream.source
+                    + ": TCP data missing from the capture; decoded up to the gap");
+        }
+    }
+
+    private static String join(DecodedPdu pdu, String field, String value) {
+        String before = pdu.fields().get(field);
+        return before == null ? value : before + "," + value;
+    }
+
+    static String endpoint(InetAddress address, int port) {
+        String host = address.getHostAddress();
+        return (address instanceof Inet6Address ? "[" + host + "]" : host) + ":" + port;
+    }
+
+    /** One direction's bytes flattened, with the frame that delivered each range. */
+    private static final class Stream {
+        final byte[] bytes;
+        final long[] chunkStarts;
+        final int[] chunkFrames;
+        final String source;
+        final String destination;
+        final boolean gap;
+
+        Stream(TcpDirection direction, String source, String destination) {
+            this.source = source;
+            this.destination = destination;
+            this.gap = direction.hasGap();
+            List<StreamChunk> chunks = direction.chunks();
+            long total = 0;
+            for (StreamChunk chunk : chunks) {
+                total += chunk.data().length;
+            }
+            if (total > Integer.MAX_VALUE - 16) {
+                throw new IllegalArgumentException("stream of " + total + " octets is too long to decode");
+            }
+            bytes = new byte[(int) total];
+            chunkStarts = new long[chunks.size()];
+            chunkFrames = new int[chunks.size()];
+            int at = 0;
+            for (int i = 0; i < chunks.size(); i++) {
+                StreamChunk chunk = chunks.get(i);
+                System.arraycopy(chunk.data(), 0, bytes, at, chunk.data().length);
+                chunkStarts[i] = at;
+                chunkFrames[i] = chunk.frameNumber();
+                at += chunk.data().length;
+            }
+        }
+
+        boolean startsWithRequest() {
+            return bytes.length >= MpaFrames.KEY_LENGTH && MpaFrames.isRequest(Unpooled.wrappedBuffer(bytes), 0);
+        }
+
+        /** The frame that delivered stream octet {@code offset}. */
+        int frameAt(long offset) {
+            int low = 0;
+            int high = chunkStarts.length - 1;
+            if (high < 0) {
+                return 0;
+            }
+            while (low < high) {
+                int mid = (low + high + 1) >>> 1;
+                if (chunkStarts[mid] <= offset) {
+                    low = mid;
+                } else {
+                    high = mid - 1;
+                }
+            }
+            return chunkFrames[low];
+        }
+    }
+}

@@ -1,0 +1,11 @@
+/**
+ * The iWARP stream decoder over captured TCP (the pcap side of the stack): finds the MPA Request
+ * and Reply (RFC 5044 section 7.1, RFC 6581 section 3), applies the negotiated CRC and markers,
+ * reads FPDUs (RFC 5044 sections 4.1-4.4) and decodes DDP (RFC 5041 section 4) and RDMAP (RFC 5040
+ * section 4) headers into Wireshark's field names ({@code iwarp_mpa.*}, {@code iwarp_ddp.*},
+ * {@code iwarp_rdma.*}) with tshark's value formatting, so that the two can be compared field by
+ * field. It reads headers through the same accessors the live stack uses.
+ * {@link org.jiwarp.capture.decode.FrameFields} gives the common frame, IP and TCP fields
+ * ({@code frame.*}, {@code ip.*}, {@code ipv6.*}, {@code tcp.*}) with tshark's formatting.
+ */
+package org.jiwarp.capture.decode;

@@ -1,0 +1,324 @@
+package org.jiwarp.capture.check;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import org.jiwarp.capture.decode.IwarpStreamDecoder;
+import org.jiwarp.capture.pcap.LinkType;
+import org.jiwarp.capture.pcap.PcapFile;
+import org.jiwarp.capture.pcap.PcapWriter;
+import org.jiwarp.capture.pcap.SyntheticTcpCapture;
+import org.jiwarp.wire.mpa.FpduWriter;
+import org.jiwarp.wire.mpa.MpaFrames;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The passive checker on synthetic captures: a clean connection has no finding, and each rule has
+ * a capture that breaks it and nothing else, so its finding must name exactly that rule.
+ */
+class CaptureCheckerTest {
+
+    private static final int ENHANCED = MpaFrames.ENHANCED_FLAG;
+
+    /** One connection, written as it goes: MPA setup, then FPDUs either way. */
+    static final class Connection {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final PcapWriter writer;
+        final SyntheticTcpCapture tcp;
+        final FpduWriter toServer;
+        final FpduWriter toClient;
+
+        Connection(byte[] request, byte[] reply) throws IOException {
+            writer = new PcapWriter(bytes, LinkType.ETHERNET, true);
+            tcp = new SyntheticTcpCapture(writer, new InetSocketAddress(InetAddress.getByName("10.1.0.1"), 5000),
+                    new InetSocketAddress(InetAddress.getByName("10.1.0.2"), 6000), 77, 1000);
+            tcp.handshake();
+            tcp.clientSends(request);
+            tcp.serverSends(reply);
+            boolean crc = ((request[16] | reply[16]) & MpaFrames.CRC_FLAG) != 0;
+            toServer = new FpduWriter(crc, (reply[16] & MpaFrames.MARKER_FLAG) != 0);
+            toClient = new FpduWriter(crc, (request[16] & MpaFrames.MARKER_FLAG) != 0);
+        }
+
+        Connection() throws IOException {
+            this(mpa(false, 0, 1, new byte[0]), mpa(true, 0, 1, new byte[0]));
+        }
+
+        Connection client(byte[] ulpdu) throws IOException {
+            return client(ulpdu, fpdu -> { });
+        }
+
+        Connection client(byte[] ulpdu, Consumer<byte[]> damage) throws IOException {
+            byte[] fpdu = fpdu(toServer, ulpdu);
+            damage.accept(fpdu);
+            tcp.clientSends(fpdu);
+            return this;
+        }
+
+        Connection server(byte[] ulpdu) throws IOException {
+            tcp.serverSends(fpdu(toClient, ulpdu));
+            return this;
+        }
+
+        /** The clean exchange every test starts from: Sends, a Read and its Response, a two-segment Write. */
+        Connection cleanExchange() throws IOException {
+            client(send(1, "hello"));
+            client(readRequest(1, 0x100, 0x1000, 8));
+            server(tagged(2, true, 0x100, 0x1000, "12345678"));
+            server(send(1, "world"));
+            client(tagged(0, false, 0x200, 0, "abcd"));
+            client(tagged(0, true, 0x200, 4, "efgh"));
+            return this;
+        }
+
+        List<Finding> check() throws IOException {
+            tcp.close();
+            writer.close();
+            return CaptureChecker.check(IwarpStreamDecoder.decode(PcapFile.read(bytes.toByteArray())));
+        }
+
+        private static byte[] fpdu(FpduWriter writer, byte[] ulpdu) {
+            ByteBuf out = Unpooled.buffer();
+            ByteBuf in = Unpooled.wrappedBuffer(ulpdu);
+            try {
+                writer.write(in, out);
+                return ByteBufUtil.getBytes(out);
+            } finally {
+                out.release();
+                in.release();
+            }
+        }
+    }
+
+    // ---- PDUs, written byte by byte so that any field can be wrong ---------------------------
+
+    static byte[] mpa(boolean reply, int flags, int revision, byte[] privateData) {
+        ByteBuffer frame = ByteBuffer.allocate(20 + privateData.length);
+        frame.put((reply ? "MPA ID Rep Frame" : "MPA ID Req Frame").getBytes(StandardCharsets.US_ASCII));
+        frame.put((byte) flags).put((byte) revision).putShort((short) privateData.length).put(privateData);
+        return frame.array();
+    }
+
+    static byte[] enhancedWords(int ird, int ord, int irdFlags, int ordFlags) {
+        return ByteBuffer.allocate(4).putShort((short) (ird | irdFlags)).putShort((short) (ord | ordFlags)).array();
+    }
+
+    static byte[] untagged(int ddpControl, int rdmapControl, int invalidateStag, long qn, long msn, long mo,
+            byte[] payload) {
+        ByteBuffer u = ByteBuffer.allocate(18 + payload.length);
+        u.put((byte) ddpControl).put((byte) rdmapControl).putInt(invalidateStag).putInt((int) qn).putInt((int) msn)
+                .putInt((int) mo).put(payload);
+        return u.array();
+    }
+
+    static byte[] send(long msn, String payload) {
+        return untagged(0x41, 0x43, 0, 0, msn, 0, payload.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    static byte[] readRequest(long msn, int sinkStag, long sinkTo, int size) {
+        byte[] body = ByteBuffer.allocate(28).putInt(sinkStag).putLong(sinkTo).putInt(size).putInt(0x900)
+                .putLong(0x9000).array();
+        return untagged(0x41, 0x41, 0, 1, msn, 0, body);
+    }
+
+    static byte[] tagged(int opcode, boolean last, int stag, long to, String payload) {
+        byte[] data = payload.getBytes(StandardCharsets.US_ASCII);
+        return ByteBuffer.allocate(14 + data.length).put((byte) (last ? 0xC1 : 0x81)).put((byte) (0x40 | opcode))
+                .putInt(stag).putLong(to).put(data).array();
+    }
+
+    static byte[] terminate(long msn, int byte0, int code, int hdrct, byte[] carried) {
+        byte[] body = ByteBuffer.allocate(4 + carried.length).put((byte) byte0).put((byte) code).put((byte) hdrct)
+                .put((byte) 0).put(carried).array();
+        return untagged(0x41, 0x47, 0, 2, msn, 0, body);
+    }
+
+    private static Set<Rule> rules(List<Finding> findings) {
+        return findings.stream().map(Finding::rule).collect(Collectors.toCollection(() -> EnumSet.noneOf(Rule.class)));
+    }
+
+    /** The capture's findings name exactly {@code rule}; returns its finding. */
+    private static Finding only(Rule rule, Connection connection) throws IOException {
+        List<Finding> findings = connection.check();
+        assertEquals(EnumSet.of(rule), rules(findings), findings.toString());
+        Finding finding = findings.get(0);
+        assertTrue(finding.toString().contains("[" + rule.id() + "] " + rule.section() + ": "), finding.toString());
+        assertTrue(finding.frames().size() >= 1 && finding.frames().get(0) > 0, finding.toString());
+        return finding;
+    }
+
+    @Test
+    void aCleanConnectionHasNoFinding() throws IOException {
+        assertEquals(List.of(), new Connection().cleanExchange().check());
+        byte[] words = enhancedWords(4, 4, 0, 0);
+        assertEquals(List.of(), new Connection(mpa(false, ENHANCED | MpaFrames.CRC_FLAG, 2, words),
+                mpa(true, ENHANCED | MpaFrames.CRC_FLAG | MpaFrames.MARKER_FLAG, 2, words)).cleanExchange().check());
+    }
+
+    @Test
+    void mpaRevision() throws IOException {
+        only(Rule.MPA_REVISION, new Connection(mpa(false, 0, 3, new byte[0]), mpa(true, 0, 1, new byte[0]))
+                .cleanExchange());
+    }
+
+    @Test
+    void mpaReserved() throws IOException {
+        only(Rule.MPA_RESERVED, new Connection(mpa(false, 0x02, 1, new byte[0]), mpa(true, 0, 1, new byte[0]))
+                .cleanExchange());
+    }
+
+    @Test
+    void mpaPrivateData() throws IOException {
+        only(Rule.MPA_PRIVATE_DATA, new Connection(mpa(false, 0, 1, new byte[600]), mpa(true, 0, 1, new byte[0]))
+                .cleanExchange());
+    }
+
+    @Test
+    void mpaEnhanced() throws IOException {
+        // The initiator offers a zero-length Write as ready-to-receive; the responder picks a Read.
+        Finding finding = only(Rule.MPA_ENHANCED, new Connection(
+                mpa(false, ENHANCED, 2, enhancedWords(4, 4, 0, 0x8000)),
+                mpa(true, ENHANCED, 2, enhancedWords(4, 4, 0, 0x4000))).cleanExchange());
+        assertTrue(finding.sentence().contains("zero-length Read"), finding.sentence());
+    }
+
+    @Test
+    void mpaCrc() throws IOException {
+        Connection c = new Connection(mpa(false, MpaFrames.CRC_FLAG, 1, new byte[0]), mpa(true, 0, 1, new byte[0]))
+                .cleanExchange();
+        c.client(send(2, "bad"), fpdu -> fpdu[fpdu.length - 1] ^= 0x10);
+        assertEquals(List.of(12), only(Rule.MPA_CRC, c).frames()); // 3 handshake, 2 MPA, 6 clean, then this one
+    }
+
+    @Test
+    void mpaMarkers() throws IOException {
+        // Markers toward the server: the one before the first FPDU must say FPDUPTR 0.
+        Connection c = new Connection(mpa(false, 0, 1, new byte[0]), mpa(true, MpaFrames.MARKER_FLAG, 1, new byte[0]));
+        c.client(send(1, "x".repeat(600)), fpdu -> fpdu[3] = 8);
+        only(Rule.MPA_MARKERS, c);
+    }
+
+    @Test
+    void mpaPad() throws IOException {
+        // 2 + 18 + 1 octets: 3 pad octets follow the ULPDU.
+        Connection c = new Connection().cleanExchange();
+        c.client(send(2, "p"), fpdu -> fpdu[21] = 7);
+        only(Rule.MPA_PAD, c);
+    }
+
+    @Test
+    void ddpVersion() throws IOException {
+        only(Rule.DDP_VERSION, new Connection().cleanExchange().client(untagged(0x42, 0x43, 0, 0, 2, 0, new byte[4])));
+    }
+
+    @Test
+    void ddpReserved() throws IOException {
+        only(Rule.DDP_RESERVED, new Connection().cleanExchange().client(untagged(0x45, 0x43, 0, 0, 2, 0, new byte[4])));
+    }
+
+    @Test
+    void ddpQueue() throws IOException {
+        // A Send on the Read Request queue, with that queue's next MSN.
+        only(Rule.DDP_QUEUE, new Connection().cleanExchange().client(untagged(0x41, 0x43, 0, 1, 2, 0, new byte[4])));
+    }
+
+    @Test
+    void ddpMsn() throws IOException {
+        Finding finding = only(Rule.DDP_MSN, new Connection().cleanExchange().client(send(5, "skipped")));
+        assertTrue(finding.sentence().contains("MSN 5 where MSN 2 was due"), finding.sentence());
+    }
+
+    @Test
+    void ddpMo() throws IOException {
+        only(Rule.DDP_MO, new Connection().cleanExchange()
+                .client(untagged(0x01, 0x43, 0, 0, 2, 0, new byte[4]))
+                .client(untagged(0x41, 0x43, 0, 0, 2, 10, new byte[4])));
+    }
+
+    @Test
+    void ddpLast() throws IOException {
+        only(Rule.DDP_LAST, new Connection().cleanExchange()
+                .client(untagged(0x01, 0x43, 0, 0, 2, 0, new byte[4]))
+                .client(untagged(0x41, 0x43, 0, 0, 3, 0, new byte[4])));
+    }
+
+    @Test
+    void rdmapVersion() throws IOException {
+        only(Rule.RDMAP_VERSION, new Connection().cleanExchange().client(untagged(0x41, 0x83, 0, 0, 2, 0, new byte[4])));
+    }
+
+    @Test
+    void rdmapOpcode() throws IOException {
+        only(Rule.RDMAP_OPCODE, new Connection().cleanExchange().client(untagged(0x41, 0x4C, 0, 0, 2, 0, new byte[4])));
+    }
+
+    @Test
+    void rdmapInvalidateStag() throws IOException {
+        only(Rule.RDMAP_INVALIDATE_STAG, new Connection().cleanExchange()
+                .client(untagged(0x41, 0x43, 0x1234, 0, 2, 0, new byte[4])));
+    }
+
+    @Test
+    void rdmapReadResponse() throws IOException {
+        // A second Read Response: nothing is outstanding any more.
+        only(Rule.RDMAP_READ_RESPONSE, new Connection().cleanExchange().server(tagged(2, true, 0x100, 0x1008, "more")));
+        // A Read Response to the wrong STag.
+        only(Rule.RDMAP_READ_RESPONSE, new Connection().client(readRequest(1, 0x100, 0x1000, 4))
+                .server(tagged(2, true, 0x101, 0x1000, "abcd")));
+    }
+
+    @Test
+    void rdmapIrd() throws IOException {
+        byte[] words = enhancedWords(1, 1, 0, 0);
+        only(Rule.RDMAP_IRD, new Connection(mpa(false, ENHANCED, 2, words), mpa(true, ENHANCED, 2, words))
+                .client(readRequest(1, 0x100, 0x1000, 4)).client(readRequest(2, 0x100, 0x2000, 4))
+                .server(tagged(2, true, 0x100, 0x1000, "abcd")).server(tagged(2, true, 0x100, 0x2000, "efgh")));
+    }
+
+    @Test
+    void rdmapAfterTerminate() throws IOException {
+        only(Rule.RDMAP_AFTER_TERMINATE, new Connection().cleanExchange()
+                .client(terminate(1, 0x12, 0x01, 0, new byte[0])).client(send(2, "late")));
+    }
+
+    @Test
+    void rdmapTerminate() throws IOException {
+        // D set in HdrCt, but no DDP segment length or header follows.
+        Finding finding = only(Rule.RDMAP_TERMINATE, new Connection().cleanExchange()
+                .client(terminate(1, 0x12, 0x01, 0x40, new byte[0])));
+        assertNull(finding.quirk());
+    }
+
+    @Test
+    void siwsLittleEndianTerminateIsNamedAsAQuirk() throws IOException {
+        // DDP / untagged buffer / invalid QN (RFC: byte 0 = 0x12) as Linux siw 6.1 writes it.
+        Finding finding = only(Rule.RDMAP_TERMINATE, new Connection().cleanExchange()
+                .client(terminate(1, 0x21, 0x01, 0, new byte[0])));
+        assertNotNull(finding.quirk());
+        assertTrue(finding.toString().contains("Known quirk: Linux siw 6.1"), finding.toString());
+    }
+
+    @Test
+    void repeatedFindingsOfOneRuleAreGatheredWithEveryFrame() throws IOException {
+        List<Finding> findings = new Connection().cleanExchange().client(send(5, "a")).client(send(9, "b")).check();
+        assertEquals(1, findings.size(), findings.toString());
+        assertEquals(2, findings.get(0).frames().size());
+        assertTrue(findings.get(0).sentence().endsWith("(2 times in all)"), findings.get(0).sentence());
+    }
+}

@@ -1,0 +1,101 @@
+package org.jiwarp.cli;
+
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.jiwarp.capture.check.CaptureChecker;
+import org.jiwarp.capture.check.Finding;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.capture.decode.IwarpStreamDecoder;
+import org.jiwarp.capture.pcap.PcapFile;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code jiwarp check FILE...}: the passive RFC checker. One line per finding (frames, connection,
+ * rule, RFC section, one sentence, and the known quirk it is, if any), or {@code --json}.
+ *
+ * <p>Exit status: 0 nothing found, 1 findings, 2 an input could not be read (usage errors are 2
+ * as well, as picocli has it).
+ */
+@Command(name = "check", mixinStandardHelpOptions = true,
+        description = "Check the iWARP traffic of pcap or pcapng files against RFC 5044, 5041, 5040 and 6581; "
+                + "exit 0 when clean, 1 with findings, 2 when a file cannot be read.")
+final class CheckCommand implements Callable<Integer> {
+
+    static final int EXIT_FINDINGS = 1;
+    static final int EXIT_UNREADABLE = 2;
+
+    @Parameters(index = "0..*", arity = "1..*", paramLabel = "FILE",
+            description = "A pcap or pcapng capture, possibly gzip-compressed; - for standard input.")
+    List<Path> files = new ArrayList<>();
+
+    @Option(names = "--json", description = "Print the findings as a JSON array.")
+    boolean json;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        boolean unreadable = false;
+        boolean found = false;
+        StringBuilder jsonOut = new StringBuilder("[");
+        boolean firstJson = true;
+        for (Path file : files) {
+            PcapFile capture = CaptureInput.read(file, System.in, "check", err);
+            if (capture == null) {
+                unreadable = true;
+                continue;
+            }
+            CaptureDecode decode = IwarpStreamDecoder.decode(capture);
+            String name = CaptureInput.name(file);
+            if (capture.warning() != null) {
+                err.println("note: " + name + ": " + capture.warning());
+            }
+            if (decode.iwarpConversations() == 0) {
+                err.println("note: " + name + ": no iWARP stream to check (no MPA Request frame in "
+                        + decode.tcpConversations() + " TCP conversation" + (decode.tcpConversations() == 1 ? "" : "s") + ")");
+            }
+            List<Finding> findings = CaptureChecker.check(decode);
+            found |= !findings.isEmpty();
+            for (Finding finding : findings) {
+                if (json) {
+                    jsonOut.append(firstJson ? "\n  " : ",\n  ").append(toJson(name, finding));
+                    firstJson = false;
+                } else {
+                    out.println((files.size() > 1 ? name + ": " : "") + finding);
+                }
+            }
+            if (!json && findings.isEmpty()) {
+                err.println(name + ": no findings in " + decode.iwarpConversations() + " iWARP connection"
+                        + (decode.iwarpConversations() == 1 ? "" : "s") + " (" + decode.pdus().size() + " PDUs)");
+            }
+        }
+        if (json) {
+            out.println(jsonOut.append(firstJson ? "]" : "\n]"));
+        }
+        out.flush();
+        err.flush();
+        return unreadable ? EXIT_UNREADABLE : found ? EXIT_FINDINGS : 0;
+    }
+
+    private static String toJson(String file, Finding finding) {
+        StringBuilder json = new StringBuilder("{\"file\": ").append(DecodeJson.string(file))
+                .append(", \"rule\": ").append(DecodeJson.string(finding.rule().id()))
+                .append(", \"rfc\": ").append(DecodeJson.string(finding.rule().section()))
+                .append(", \"frames\": ").append(finding.frames())
+                .append(", \"conversation\": ").append(finding.conversation())
+                .append(", \"direction\": ").append(DecodeJson.string(finding.direction()))
+                .append(", \"finding\": ").append(DecodeJson.string(finding.sentence()))
+                .append(", \"quirk\": ").append(finding.quirk() == null ? "null" : DecodeJson.string(finding.quirk()));
+        return json.append('}').toString();
+    }
+}

@@ -1,0 +1,88 @@
+package org.jiwarp.cli;
+
+import static org.jiwarp.cli.DecodeCommandTest.jiwarp;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code jiwarp check}: clean captures, findings, quirks, JSON and the exit status 0 / 1 / 2. */
+class CheckCommandTest {
+
+    private static final Path SAMPLES = Path.of("..", "pcap-samples");
+
+    /** Captures of jiwarp's RNIC and of Linux siw in which nothing breaks an RFC. */
+    private static final List<String> CLEAN = List.of("rnic-crc.pcap", "rnic-markers.pcap", "rnic-markers-crc.pcap",
+            "rnic-terminate.pcap", "jiwarp-crc.pcap", "jiwarp-enhanced.pcap", "jiwarp-ipv6.pcap",
+            "jiwarp-markers.pcap", "jiwarp-markers-crc.pcap", "jiwarp-reject.pcap", "siw-rping-p2p.pcap",
+            "siw-rping-rev2-crc.pcap", "siw-rping-siw-client-4096.pcap", "siw-terminate-invalid-stag.pcap");
+
+    @TempDir
+    Path temp;
+
+    @Test
+    void cleanCapturesHaveNoFindingAndExitZero() {
+        for (String name : CLEAN) {
+            DecodeCommandTest.Run run = jiwarp("check", SAMPLES.resolve(name));
+            assertEquals(0, run.exit(), name + ": " + run.out() + run.err());
+            assertEquals("", run.out(), name);
+            assertTrue(run.err().contains("no findings"), run.err());
+        }
+    }
+
+    @Test
+    void aBenchRunOverLoopbackChecksClean() {
+        Path pcap = temp.resolve("bench.pcapng");
+        DecodeCommandTest.Run bench = jiwarp("bench", "-n", "30", "-s", "3000", "--op", "write", "--crc", "--markers",
+                "--warmup", "0", "--pcap", pcap);
+        assertEquals(0, bench.exit(), bench.err());
+        DecodeCommandTest.Run run = jiwarp("check", pcap);
+        assertEquals(0, run.exit(), run.out() + run.err());
+        assertTrue(run.err().contains("no findings in 1 iWARP connection"), run.err());
+    }
+
+    @Test
+    void findingsNameFramesConnectionRuleAndSectionAndExitOne() {
+        DecodeCommandTest.Run run = jiwarp("check", SAMPLES.resolve("jiwarp-bad-crc.pcap"));
+        assertEquals(1, run.exit(), run.err());
+        assertEquals("frame 7  conversation 0 10.0.0.1:40012 -> 10.0.0.2:4791  [mpa-crc] RFC 5044 section 6: "
+                + "an FPDU's CRC-32C does not match its contents.\n", run.out());
+    }
+
+    @Test
+    void siwsTerminateEncodingIsNamed() {
+        DecodeCommandTest.Run run = jiwarp("check", SAMPLES.resolve("siw-terminate-bad-crc.pcap"));
+        assertEquals(1, run.exit(), run.err());
+        assertTrue(run.out().contains("[rdmap-terminate]") && run.out().contains("Known quirk: Linux siw 6.1 writes "
+                + "the Terminate control bitfields little-endian"), run.out());
+    }
+
+    @Test
+    void jsonListsEveryFinding() {
+        DecodeCommandTest.Run run = jiwarp("check", "--json", SAMPLES.resolve("siw-terminate-bad-crc.pcap"));
+        assertEquals(1, run.exit(), run.err());
+        assertTrue(run.out().startsWith("[\n  {\"file\": "), run.out());
+        assertTrue(run.out().contains("\"rule\": \"rdmap-terminate\", \"rfc\": \"RFC 5040 section 4.8\", \"frames\": [9]"),
+                run.out());
+        assertTrue(run.out().contains("\"quirk\": \"Linux siw 6.1"), run.out());
+        DecodeCommandTest.Run clean = jiwarp("check", "--json", SAMPLES.resolve("rnic-crc.pcap"));
+        assertEquals("[]\n", clean.out());
+    }
+
+    @Test
+    void unreadableInputExitsTwoAfterCheckingTheRest() throws IOException {
+        Path text = temp.resolve("notes.txt");
+        Files.writeString(text, "not packets");
+        DecodeCommandTest.Run run = jiwarp("check", SAMPLES.resolve("jiwarp-bad-crc.pcap"), text);
+        assertEquals(2, run.exit());
+        assertTrue(run.out().contains("[mpa-crc]"), run.out());
+        assertTrue(run.err().contains("jiwarp check: " + text + ": not a pcap file"), run.err());
+        assertTrue(!run.err().contains("Exception"), run.err());
+        assertEquals(2, jiwarp("check", temp.resolve("absent.pcap")).exit());
+    }
+}
