@@ -4,7 +4,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.rnic.CompletionQueue;

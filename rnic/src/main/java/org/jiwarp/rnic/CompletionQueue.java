@@ -1,8 +1,12 @@
 package org.jiwarp.rnic;
 
+import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -19,8 +23,11 @@ import java.util.function.Consumer;
  *       the event loop instead of being queued.</li>
  * </ul>
  *
- * <p>A completion beyond the depth is an overrun ({@link #overruns()}), as on a real CQ; size the
- * CQ for the work that can be outstanding.
+ * <p>A completion beyond the depth is an overrun, an error as on a real CQ, never a silent drop: the
+ * CQ goes into error (completions already queued can still be taken; then {@link #poll} and
+ * {@link #take} throw), an {@link AsyncEvent.Type#CQ_ERROR} event fires, and the queue pairs it
+ * serves move to ERROR. {@link #overruns()} counts the completions lost, exactly, however many
+ * threads add. Size the CQ for the work that can be outstanding.
  */
 public final class CompletionQueue {
 
@@ -30,9 +37,16 @@ public final class CompletionQueue {
     private volatile boolean solicitedOnly;
     private volatile Consumer<CompletionQueue> notificationListener;
     private volatile Consumer<WorkCompletion> completionListener;
-    private volatile long overruns;
+    private final AtomicLong overruns = new AtomicLong();
+    private final AtomicBoolean error = new AtomicBoolean();
+    private final AtomicInteger users = new AtomicInteger();
+    private final List<Runnable> errorListeners = new CopyOnWriteArrayList<>();
+    private volatile boolean destroyed;
 
-    CompletionQueue(int depth) {
+    private final AsyncEvents events;
+
+    CompletionQueue(int depth, AsyncEvents events) {
+        this.events = events;
         if (depth < 1) {
             throw new IllegalArgumentException("CQ depth must be positive: " + depth);
         }
@@ -44,7 +58,12 @@ public final class CompletionQueue {
         return depth;
     }
 
-    /** Moves up to {@code out.length} completions into the caller's objects; returns how many. */
+    /**
+     * Moves up to {@code out.length} completions into the caller's objects; returns how many. Allocates
+     * nothing.
+     *
+     * @throws IllegalStateException when the CQ overran and holds nothing more
+     */
     public int poll(WorkCompletion[] out) {
         int n = 0;
         while (n < out.length) {
@@ -54,12 +73,36 @@ public final class CompletionQueue {
             }
             out[n++].copyFrom(wc);
         }
+        if (n == 0 && error.get()) {
+            throw overran();
+        }
         return n;
     }
 
-    /** The next completion, waiting up to the timeout; {@code null} on timeout. */
+    /**
+     * The next completion, waiting up to the timeout; {@code null} on timeout.
+     *
+     * @throws IllegalStateException when the CQ overran and holds nothing more
+     */
     public WorkCompletion take(long timeout, TimeUnit unit) throws InterruptedException {
+        WorkCompletion wc = queue.poll();
+        if (wc != null) {
+            return wc;
+        }
+        if (error.get()) {
+            throw overran();
+        }
         return queue.poll(timeout, unit);
+    }
+
+    private IllegalStateException overran() {
+        return new IllegalStateException("the completion queue overran (depth " + depth + "): " + overruns.get()
+                + " completions lost; it is in error and its queue pairs are in ERROR");
+    }
+
+    /** Whether the CQ overran and is in error. */
+    public boolean inError() {
+        return error.get();
     }
 
     /** Completions waiting. */
@@ -83,17 +126,60 @@ public final class CompletionQueue {
         this.completionListener = listener;
     }
 
-    /** Completions dropped because the queue was full. */
+    /** Completions lost because the queue was full (exact). */
     public long overruns() {
-        return overruns;
+        return overruns.get();
+    }
+
+    /**
+     * Destroys the CQ ({@code ibv_destroy_cq}).
+     *
+     * @throws IllegalStateException while a queue pair that is not destroyed uses it
+     */
+    public void destroy() {
+        int n = users.get();
+        if (n > 0) {
+            throw new IllegalStateException("the completion queue is used by " + n
+                    + " queue pair(s): destroy them first");
+        }
+        destroyed = true;
+        queue.clear();
+    }
+
+    boolean destroyed() {
+        return destroyed;
+    }
+
+    /** A queue pair reports here from now on; {@code onError} takes it to ERROR on an overrun. */
+    void attach(Runnable onError) {
+        if (destroyed) {
+            throw new IllegalStateException("the completion queue is destroyed");
+        }
+        users.incrementAndGet();
+        errorListeners.add(onError);
+    }
+
+    /** A queue pair reporting here was destroyed. */
+    void detach(Runnable onError) {
+        if (errorListeners.remove(onError)) {
+            users.decrementAndGet();
+        }
     }
 
     void add(WorkCompletion wc) {
         Consumer<WorkCompletion> listener = completionListener;
         if (listener != null) {
             listener.accept(wc);
-        } else if (!queue.offer(wc)) {
-            overruns++;
+        } else if (error.get() || !queue.offer(wc)) {
+            overruns.incrementAndGet();
+            if (error.compareAndSet(false, true)) {
+                events.fire(new AsyncEvent(AsyncEvent.Type.CQ_ERROR, null, this, null, "the completion queue overran "
+                        + "(depth " + depth + "); its queue pairs move to ERROR"));
+                for (Runnable onError : errorListeners) {
+                    onError.run();
+                }
+            }
+            return;
         }
         if (armed.get() && (!solicitedOnly || wc.solicited() || wc.status() != WcStatus.SUCCESS)
                 && armed.compareAndSet(true, false)) {

@@ -1,7 +1,6 @@
 package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
-import org.jiwarp.ddp.Access;
 
 /**
  * The checks on a local scatter/gather element before its memory is used (the verbs' local

@@ -1,7 +1,6 @@
 package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
-import org.jiwarp.ddp.Access;
 import org.jiwarp.ddp.TaggedBuffer;
 
 /**
@@ -14,12 +13,14 @@ public final class MemoryRegion {
     private final ProtectionDomain pd;
     private final TaggedBuffer tagged;
     private final ByteBuf memory;
+    private final java.util.concurrent.atomic.AtomicBoolean deregistered = new java.util.concurrent.atomic.AtomicBoolean();
 
     MemoryRegion(Rnic rnic, ProtectionDomain pd, TaggedBuffer tagged, ByteBuf memory) {
         this.rnic = rnic;
         this.pd = pd;
         this.tagged = tagged;
         this.memory = memory;
+        pd.regionAdded();
     }
 
     /** The STag: the rkey a peer names this region by, and the lkey for local use. */
@@ -67,9 +68,17 @@ public final class MemoryRegion {
         return rnic.stags().invalidate(tagged.stag());
     }
 
-    /** Deregisters ({@code ibv_dereg_mr}); the STag never matches again. */
+    /**
+     * Deregisters ({@code ibv_dereg_mr}); the STag never matches again.
+     *
+     * @throws IllegalStateException when it was deregistered already
+     */
     public void deregister() {
+        if (!deregistered.compareAndSet(false, true)) {
+            throw new IllegalStateException(this + " is already deregistered");
+        }
         rnic.stags().deregister(tagged.stag());
+        pd.regionRemoved();
     }
 
     TaggedBuffer tagged() {

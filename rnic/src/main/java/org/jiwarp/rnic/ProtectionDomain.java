@@ -12,6 +12,9 @@ public final class ProtectionDomain {
 
     private final Rnic rnic;
     private final int id;
+    private final java.util.concurrent.atomic.AtomicInteger regions = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger queuePairs = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile boolean destroyed;
 
     ProtectionDomain(Rnic rnic, int id) {
         this.rnic = rnic;
@@ -30,9 +33,10 @@ public final class ProtectionDomain {
      * Registers a direct buffer's remaining bytes ({@code ibv_reg_mr}). The region's address (the
      * Tagged Offset of its first byte) is the buffer's native address, as for a real RNIC.
      *
-     * @param access a combination of {@link org.jiwarp.ddp.Access} flags
+     * @param access a combination of {@link Access} flags
      */
     public MemoryRegion register(ByteBuffer buffer, int access) {
+        checkNotDestroyed();
         if (!buffer.isDirect()) {
             throw new IllegalArgumentException("register a direct ByteBuffer (or a ByteBuf)");
         }
@@ -44,7 +48,47 @@ public final class ProtectionDomain {
      * registration.
      */
     public MemoryRegion register(ByteBuf buffer, int access) {
+        checkNotDestroyed();
         return rnic.register(this, buffer.slice(), access);
+    }
+
+    /**
+     * Destroys the protection domain ({@code ibv_dealloc_pd}).
+     *
+     * @throws IllegalStateException while it has registered regions or queue pairs that are not
+     *     destroyed
+     */
+    public void destroy() {
+        int r = regions.get();
+        int q = queuePairs.get();
+        if (r > 0 || q > 0) {
+            throw new IllegalStateException(this + " still has " + r + " registered region(s) and " + q
+                    + " queue pair(s): deregister and destroy them first");
+        }
+        destroyed = true;
+    }
+
+    void checkNotDestroyed() {
+        if (destroyed) {
+            throw new IllegalStateException(this + " is destroyed");
+        }
+    }
+
+    void regionAdded() {
+        regions.incrementAndGet();
+    }
+
+    void regionRemoved() {
+        regions.decrementAndGet();
+    }
+
+    void queuePairAdded() {
+        checkNotDestroyed();
+        queuePairs.incrementAndGet();
+    }
+
+    void queuePairRemoved() {
+        queuePairs.decrementAndGet();
     }
 
     @Override

@@ -6,50 +6,66 @@ import java.util.Objects;
  * What a queue pair is created with ({@code ibv_qp_init_attr} plus the iWARP read limits): its
  * protection domain, completion queues, queue depths, and the IRD/ORD it asks for in the MPA
  * enhanced setup (the connection may negotiate them down).
+ *
+ * <p>Immutable: each method named after a setting returns a copy with that setting changed, so
+ * {@code new QpConfig(pd, cq, cq).ord(8).sendDepth(256)} reads as a builder, and no call can change
+ * a configuration a queue pair already holds.
  */
 public final class QpConfig {
 
     private final ProtectionDomain pd;
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
-    private int sendDepth = 1024;
-    private int receiveDepth = 1024;
-    private int ird = 16;
-    private int ord = 16;
-    private int maxSge = 16;
-    private int inlineThreshold = 1024;
+    private final int sendDepth;
+    private final int receiveDepth;
+    private final int ird;
+    private final int ord;
+    private final int maxSge;
+    private final int inlineThreshold;
 
     public QpConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue receiveCq) {
-        this.pd = Objects.requireNonNull(pd);
-        this.sendCq = Objects.requireNonNull(sendCq);
-        this.receiveCq = Objects.requireNonNull(receiveCq);
+        this(Objects.requireNonNull(pd), Objects.requireNonNull(sendCq), Objects.requireNonNull(receiveCq), 1024,
+                1024, 16, 16, 16, 1024);
+    }
+
+    private QpConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue receiveCq, int sendDepth,
+            int receiveDepth, int ird, int ord, int maxSge, int inlineThreshold) {
+        this.pd = pd;
+        this.sendCq = sendCq;
+        this.receiveCq = receiveCq;
+        this.sendDepth = sendDepth;
+        this.receiveDepth = receiveDepth;
+        this.ird = ird;
+        this.ord = ord;
+        this.maxSge = maxSge;
+        this.inlineThreshold = inlineThreshold;
     }
 
     public QpConfig sendDepth(int depth) {
-        this.sendDepth = positive("send depth", depth);
-        return this;
+        return new QpConfig(pd, sendCq, receiveCq, positive("send depth", depth), receiveDepth, ird, ord, maxSge,
+                inlineThreshold);
     }
 
     public QpConfig receiveDepth(int depth) {
-        this.receiveDepth = positive("receive depth", depth);
-        return this;
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, positive("receive depth", depth), ird, ord, maxSge,
+                inlineThreshold);
     }
 
     /** Inbound RDMA Reads this QP will serve at once. */
     public QpConfig ird(int ird) {
-        this.ird = positive("IRD", ird);
-        return this;
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, positive("IRD", ird), ord, maxSge,
+                inlineThreshold);
     }
 
     /** Outbound RDMA Reads this QP will have outstanding at once. */
     public QpConfig ord(int ord) {
-        this.ord = positive("ORD", ord);
-        return this;
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, positive("ORD", ord), maxSge,
+                inlineThreshold);
     }
 
     public QpConfig maxSge(int maxSge) {
-        this.maxSge = positive("max SGE", maxSge);
-        return this;
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, positive("max SGE", maxSge),
+                inlineThreshold);
     }
 
     /**
@@ -62,8 +78,7 @@ public final class QpConfig {
         if (octets < 0) {
             throw new IllegalArgumentException("inline threshold must not be negative: " + octets);
         }
-        this.inlineThreshold = octets;
-        return this;
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, maxSge, octets);
     }
 
     public int inlineThreshold() {

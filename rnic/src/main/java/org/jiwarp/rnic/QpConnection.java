@@ -44,12 +44,14 @@ import org.jiwarp.wire.rdmap.TerminateException;
  */
 final class QpConnection extends ChannelInboundHandlerAdapter implements SegmentOutput, RdmapListener {
 
+    /** The queue pair served, named in the async events (never called). */
+    private final QueuePair qp;
     private final QpStateMachine state;
     private final Completions completions;
     private final QpConfig config;
     private final org.jiwarp.ddp.StagTable stags;
     private final Consumer<QpConnection> onEstablished;
-    private final Consumer<RemoteTerminate> onTerminate;
+    private final AsyncEvents events;
     private final CompletableFuture<Void> closed;
     private final CompletableFuture<QpConnection> established = new CompletableFuture<>();
     private final UntaggedQueue receives;
@@ -65,14 +67,16 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private volatile RemoteTerminate terminateReceived;
     private volatile TerminateError terminateSent;
 
-    QpConnection(QpStateMachine state, Completions completions, QpConfig config, org.jiwarp.ddp.StagTable stags,
-            Consumer<QpConnection> onEstablished, Consumer<RemoteTerminate> onTerminate, CompletableFuture<Void> closed) {
+    QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
+            org.jiwarp.ddp.StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
+            CompletableFuture<Void> closed) {
+        this.qp = qp;
         this.state = state;
         this.completions = completions;
         this.config = config;
         this.stags = stags;
         this.onEstablished = onEstablished;
-        this.onTerminate = onTerminate;
+        this.events = events;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
     }
@@ -261,7 +265,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         RemoteTerminate report = received == null ? null : new RemoteTerminate(received.layer(),
                 received.errorType(), received.errorCode(), received.error(), received.hdrct(), received.siwLayout());
         terminateReceived = report;
-        onTerminate.accept(report);
+        events.fire(new AsyncEvent(AsyncEvent.Type.TERMINATE_RECEIVED, qp, null, report == null ? null : report.error(),
+                "the peer of " + qp + " sent a Terminate: " + (report == null ? "too short to read" : report.describe())));
         sendQueue.remoteTerminate(report == null ? null : report.error());
         ctx.close();
     }
@@ -279,6 +284,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         if (!state.apply(QpEvent.TERMINATE_SENT).accepted()) {
             return;
         }
+        events.fire(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp, null, error, qp + " terminates its stream: "
+                + error.describe()));
         if (offending != null && offending.readableBytes() >= 2 && DdpHeaders.tagged(offending, offending.readerIndex())
                 && RdmapHeaders.opcode(offending, offending.readerIndex()) == RdmapOpcode.RDMA_READ_RESPONSE) {
             // The Read whose response failed completes in error itself; the rest is flushed on close.

@@ -6,8 +6,6 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
-import org.jiwarp.ddp.Access;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.wire.rdmap.TerminateError;
@@ -32,17 +30,25 @@ public final class QueuePair {
     private final List<ReceiveBuffer> earlyReceives = new ArrayList<>();
     private final CompletableFuture<Void> down = new CompletableFuture<>();
     private final CompletableFuture<QueuePair> closed = new CompletableFuture<>();
+    private final AsyncEvents events;
+    private final Runnable onCqError = () -> fatal(QpEvent.CQ_ERROR);
+    private final java.util.concurrent.atomic.AtomicBoolean destroyed = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile QpConnection connection;
-    private volatile Consumer<RemoteTerminate> terminateListener;
-    private volatile boolean destroyed;
 
-    QueuePair(Rnic rnic, int number, QpConfig config) {
+    QueuePair(Rnic rnic, int number, QpConfig config, AsyncEvents events) {
         this.rnic = rnic;
         this.number = number;
         this.config = config;
+        this.events = events;
         this.completions = new Completions(this, config);
+        config.sendCq().attach(onCqError);
+        if (config.receiveCq() != config.sendCq()) {
+            config.receiveCq().attach(onCqError);
+        }
         down.thenRun(() -> {
             flushEarlyReceives();
+            events.fire(new AsyncEvent(AsyncEvent.Type.DISCONNECTED, this, null, null, this
+                    + " reached ERROR and flushed its work"));
             closed.complete(this);
         });
     }
@@ -122,11 +128,6 @@ public final class QueuePair {
         return c == null ? null : c.terminateSent();
     }
 
-    /** Called (on the event loop) when a Terminate arrives, as an asynchronous QP event. */
-    public void onTerminate(Consumer<RemoteTerminate> listener) {
-        this.terminateListener = listener;
-    }
-
     /** Completes once the queue pair has reached {@link QpState#ERROR} and flushed its work. */
     public CompletableFuture<QueuePair> closeFuture() {
         return closed;
@@ -139,7 +140,8 @@ public final class QueuePair {
     public void postSend(SendWorkRequest wr) {
         SendQueue.SendSlot slot = admit(wr);
         QpConnection c = connection;
-        if (c == null) {
+        if (c == null || down.isDone()) {
+            // Never connected, or in ERROR with everything before it flushed: flushed at once, here.
             flushUnconnected(slot);
         } else if (c.inEventLoop()) {
             c.post(slot);
@@ -167,7 +169,7 @@ public final class QueuePair {
         }
         QpConnection c = connection;
         int n = admitted;
-        if (c == null) {
+        if (c == null || down.isDone()) {
             for (int i = 0; i < n; i++) {
                 flushUnconnected(slots[i]);
             }
@@ -224,7 +226,7 @@ public final class QueuePair {
         return c;
     }
 
-    /** In ERROR without ever having connected: the work completes in flush error at once. */
+    /** In ERROR, its earlier work flushed (or never connected): the work completes in flush error at once. */
     private void flushUnconnected(SendQueue.SendSlot slot) {
         completions.send(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR, SendQueue.wcOpcode(slot.opcode), 0, null);
     }
@@ -281,12 +283,16 @@ public final class QueuePair {
      * does, and refuses every post from then on. Idempotent.
      */
     public CompletableFuture<QueuePair> destroy() {
-        destroyed = true;
+        if (destroyed.compareAndSet(false, true)) {
+            config.sendCq().detach(onCqError);
+            config.receiveCq().detach(onCqError);
+            config.pd().queuePairRemoved();
+        }
         return modifyToError();
     }
 
     private void checkNotDestroyed() {
-        if (destroyed) {
+        if (destroyed.get()) {
             throw new IllegalStateException("QP " + number + " is destroyed");
         }
     }
@@ -305,13 +311,7 @@ public final class QueuePair {
 
     /** The connection a connect or accept uses. */
     QpConnection newConnection() {
-        return new QpConnection(state, completions, config, rnic.stags(), this::attach,
-                report -> {
-                    Consumer<RemoteTerminate> listener = terminateListener;
-                    if (listener != null) {
-                        listener.accept(report);
-                    }
-                }, down);
+        return new QpConnection(this, state, completions, config, rnic.stags(), this::attach, events, down);
     }
 
     /** The connect failed before any connection existed. */

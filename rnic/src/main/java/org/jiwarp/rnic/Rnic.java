@@ -63,6 +63,7 @@ public final class Rnic implements AutoCloseable {
     private final AtomicInteger qpNumbers = new AtomicInteger();
     private final AtomicLong syntheticAddresses = new AtomicLong(SYNTHETIC_BASE);
     private final List<Channel> channels = new CopyOnWriteArrayList<>();
+    private final AsyncEvents events = new AsyncEvents();
 
     private Rnic(RnicOptions options) {
         this.options = options;
@@ -100,14 +101,31 @@ public final class Rnic implements AutoCloseable {
     }
 
     public CompletionQueue createCq(int depth) {
-        return new CompletionQueue(depth);
+        return new CompletionQueue(depth, events);
     }
 
+    /**
+     * Creates a queue pair in IDLE ({@code ibv_create_qp}), reporting to its completion queues from now
+     * on; connect it with {@link #connect} or accept onto it.
+     */
     public QueuePair createQp(QpConfig config) {
         if (config.pd().rnic() != this) {
             throw new IllegalArgumentException(config.pd() + " belongs to another RNIC");
         }
-        return new QueuePair(this, qpNumbers.incrementAndGet(), config);
+        if (config.sendCq().destroyed() || config.receiveCq().destroyed()) {
+            throw new IllegalStateException("a completion queue of this configuration is destroyed");
+        }
+        config.pd().queuePairAdded();
+        return new QueuePair(this, qpNumbers.incrementAndGet(), config, events);
+    }
+
+    /**
+     * Adds a listener for asynchronous events: queue pairs that fail, receive a Terminate or go down,
+     * completion queues that overrun ({@code ibv_get_async_event}). It runs on the thread where the
+     * event happened, usually a connection's event loop: it must not block.
+     */
+    public void onAsyncEvent(java.util.function.Consumer<AsyncEvent> listener) {
+        events.add(java.util.Objects.requireNonNull(listener));
     }
 
     /** Listens for connections; every request goes to {@code listener}. */

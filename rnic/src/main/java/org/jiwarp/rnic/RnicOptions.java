@@ -10,6 +10,9 @@ import org.jiwarp.mpa.RtrType;
  * How an {@link Rnic} runs: its event loop threads and transport, the MPA settings its connections
  * use (IRD/ORD come from each queue pair), how many STags it can hold, and whether its connections
  * are captured to pcap files.
+ *
+ * <p>Immutable: each method named after a setting returns a copy with that setting changed
+ * ({@code RnicOptions.defaults().threads(1).capture(dir)}).
  */
 public final class RnicOptions {
 
@@ -21,39 +24,45 @@ public final class RnicOptions {
         EPOLL
     }
 
-    private int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
-    private Transport transport = Transport.AUTO;
-    private MpaSettings mpa = MpaSettings.builder().rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build();
-    private int maxStags = 1 << 16;
-    private int maxSetups = 256;
-    private Path capture;
+    private final int threads;
+    private final Transport transport;
+    private final MpaSettings mpa;
+    private final int maxStags;
+    private final int maxSetups;
+    private final Path capture;
+
+    private RnicOptions(int threads, Transport transport, MpaSettings mpa, int maxStags, int maxSetups, Path capture) {
+        this.threads = threads;
+        this.transport = transport;
+        this.mpa = mpa;
+        this.maxStags = maxStags;
+        this.maxSetups = maxSetups;
+        this.capture = capture;
+    }
 
     public static RnicOptions defaults() {
-        return new RnicOptions();
+        return new RnicOptions(Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.AUTO,
+                MpaSettings.builder().rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build(), 1 << 16, 256, null);
     }
 
     public RnicOptions threads(int threads) {
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be positive: " + threads);
         }
-        this.threads = threads;
-        return this;
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture);
     }
 
     public RnicOptions transport(Transport transport) {
-        this.transport = Objects.requireNonNull(transport);
-        return this;
+        return new RnicOptions(threads, Objects.requireNonNull(transport), mpa, maxStags, maxSetups, capture);
     }
 
     /** The MPA settings for every connection (a queue pair's IRD and ORD replace the ones here). */
     public RnicOptions mpa(MpaSettings mpa) {
-        this.mpa = Objects.requireNonNull(mpa);
-        return this;
+        return new RnicOptions(threads, transport, Objects.requireNonNull(mpa), maxStags, maxSetups, capture);
     }
 
     public RnicOptions maxStags(int maxStags) {
-        this.maxStags = maxStags;
-        return this;
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture);
     }
 
     /**
@@ -66,8 +75,7 @@ public final class RnicOptions {
         if (maxSetups < 1) {
             throw new IllegalArgumentException("maxSetups must be positive: " + maxSetups);
         }
-        this.maxSetups = maxSetups;
-        return this;
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture);
     }
 
     public int maxSetups() {
@@ -83,8 +91,7 @@ public final class RnicOptions {
      * Sequence numbers are synthetic: see {@code PcapCapture}. The directory is created if missing.
      */
     public RnicOptions capture(Path directory) {
-        this.capture = directory;
-        return this;
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, directory);
     }
 
     public int threads() {

@@ -7,7 +7,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import java.util.ArrayDeque;
-import org.jiwarp.ddp.Access;
 import org.jiwarp.rdmap.OutboundReads;
 import org.jiwarp.rdmap.RdmapTransmitter;
 import org.jiwarp.wire.rdmap.TerminateError;

@@ -17,7 +17,6 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.jiwarp.ddp.Access;
 import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.MarkerPolicy;
 import org.jiwarp.mpa.MpaSettings;

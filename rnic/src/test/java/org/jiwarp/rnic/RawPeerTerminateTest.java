@@ -471,10 +471,17 @@ class RawPeerTerminateTest {
     void terminateInTheMiddleOfASendEndsTheQueuePair() throws Exception {
         try (Session s = new Session()) {
             CompletableFuture<QpState> stateOnTerminate = new CompletableFuture<>();
-            s.served.qp.onTerminate(received -> stateOnTerminate.complete(s.served.qp.state()));
+            CompletableFuture<AsyncEvent> event = new CompletableFuture<>();
+            server.rnic.onAsyncEvent(e -> {
+                if (e.queuePair() == s.served.qp && e.type() == AsyncEvent.Type.TERMINATE_RECEIVED) {
+                    stateOnTerminate.complete(s.served.qp.state());
+                    event.complete(e);
+                }
+            });
             s.peer.send(send(false, 1, 0, 16));
             s.peer.send(TerminateMessages.build(s.peer.channel().alloc(), TerminateError.LLP_CRC_ERROR, 1, null));
             assertEquals(QpState.TERMINATE, stateOnTerminate.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            assertEquals(TerminateError.LLP_CRC_ERROR, event.get().error(), "the async event names the error");
             s.peer.awaitClose();
             s.expectServerDown(null, 900, 901);
             RemoteTerminate received = s.served.qp.terminateReceived();

@@ -6,7 +6,6 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.ddp.Access;
 import org.jiwarp.mpa.MpaSettings;
 
 /**

@@ -8,7 +8,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.ddp.Access;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.junit.jupiter.api.Test;

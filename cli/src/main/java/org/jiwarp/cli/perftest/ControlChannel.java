@@ -3,7 +3,7 @@ package org.jiwarp.cli.perftest;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.MemoryRegion;
 import org.jiwarp.rnic.ProtectionDomain;

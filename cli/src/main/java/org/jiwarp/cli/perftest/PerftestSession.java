@@ -15,7 +15,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.zip.CRC32C;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.MemoryRegion;
 import org.jiwarp.rnic.ProtectionDomain;

@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.MemoryRegion;
 import org.jiwarp.rnic.ProtectionDomain;

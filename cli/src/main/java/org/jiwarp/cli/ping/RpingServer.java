@@ -4,7 +4,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.ConnectRequest;
 import org.jiwarp.rnic.MemoryRegion;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.MemoryRegion;
 import org.jiwarp.rnic.ProtectionDomain;

@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.mpa.RtrType;
 import org.jiwarp.rnic.CompletionQueue;

@@ -1,5 +1,6 @@
 package org.jiwarp.conformance.siw;
 
+import org.jiwarp.rnic.AsyncEvent;
 import org.jiwarp.rnic.RemoteTerminate;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -23,7 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.rdmap.TerminateMessages;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.MemoryRegion;
@@ -334,7 +335,11 @@ class SiwErrorInteropTest {
 
         Client() {
             qp.postReceive(new ReceiveWorkRequest(100, new Sge(memory, 0, 16)));
-            qp.onTerminate(terminate::complete);
+            rnic.onAsyncEvent(event -> {
+                if (event.queuePair() == qp && event.type() == AsyncEvent.Type.TERMINATE_RECEIVED) {
+                    terminate.complete(qp.terminateReceived());
+                }
+            });
         }
 
         /** Sends rping's {@code struct rping_rdma_info}: address, rkey, size (64), big-endian. */

@@ -15,7 +15,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.jiwarp.ddp.Access;
+import org.jiwarp.rnic.Access;
 import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.rnic.CompletionQueue;

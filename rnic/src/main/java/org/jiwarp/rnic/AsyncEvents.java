@@ -1,0 +1,27 @@
+package org.jiwarp.rnic;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/** The async event listeners of one {@link Rnic}, and the one place events are handed to them. */
+final class AsyncEvents {
+
+    private final List<Consumer<AsyncEvent>> listeners = new CopyOnWriteArrayList<>();
+
+    void add(Consumer<AsyncEvent> listener) {
+        listeners.add(listener);
+    }
+
+    /** Hands {@code event} to every listener on the calling thread; a listener that throws does not stop the others. */
+    void fire(AsyncEvent event) {
+        for (Consumer<AsyncEvent> listener : listeners) {
+            try {
+                listener.accept(event);
+            } catch (RuntimeException e) {
+                Thread t = Thread.currentThread();
+                t.getUncaughtExceptionHandler().uncaughtException(t, e);
+            }
+        }
+    }
+}
