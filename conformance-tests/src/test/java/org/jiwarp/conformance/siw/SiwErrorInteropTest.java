@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -39,6 +38,7 @@ import org.jiwarp.rnic.Sge;
 import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.testing.Prerequisites;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.decode.DecodedPdu;
 import org.jiwarp.wire.mpa.MpaFrames;
@@ -88,8 +88,7 @@ class SiwErrorInteropTest {
 
     @BeforeAll
     static void boot() throws IOException {
-        String why = SiwPeerImage.whyUnavailable();
-        assumeTrue(why == null, why);
+        Prerequisites.require(SiwPeerImage.whyUnavailable());
         SiwPeerImage.ensureBuilt();
         peer = SiwPeer.boot();
         guestCapture = new GuestCapture(peer.pcap());

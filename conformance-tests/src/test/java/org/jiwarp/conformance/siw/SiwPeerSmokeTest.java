@@ -3,7 +3,6 @@ package org.jiwarp.conformance.siw;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -15,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -32,8 +32,7 @@ class SiwPeerSmokeTest {
 
     @BeforeAll
     static void boot() {
-        String why = SiwPeerImage.whyUnavailable();
-        assumeTrue(why == null, why);
+        Prerequisites.require(SiwPeerImage.whyUnavailable());
         SiwPeerImage.ensureBuilt();
         peer = SiwPeer.boot();
         System.out.println("siw peer up in " + peer.bootTime().toMillis() + " ms under " + peer.accel()

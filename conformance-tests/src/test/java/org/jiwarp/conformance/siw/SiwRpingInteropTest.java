@@ -20,6 +20,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.jiwarp.testing.Prerequisites;
 import org.jiwarp.wire.decode.DecodedPdu;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -80,8 +81,7 @@ class SiwRpingInteropTest {
 
     @BeforeAll
     static void boot() throws IOException {
-        String why = SiwPeerImage.whyUnavailable();
-        assumeTrue(why == null, why);
+        Prerequisites.require(SiwPeerImage.whyUnavailable());
         SiwPeerImage.ensureBuilt();
         peer = SiwPeer.boot();
         guestCapture = new GuestCapture(peer.pcap());
