@@ -148,24 +148,16 @@ class RequirementMatrixTest {
         TestSources sources = TestSources.scan(modulesRoot());
         Set<String> caseNames = AdversarialCatalogue.names();
         List<String> problems = new ArrayList<>();
-        for (Requirement r : rows) {
-            for (String test : r.tests()) {
-                Matcher m = TEST_REF.matcher(test);
-                if (!m.matches()) {
-                    continue; // reported by everyRowIsWellFormed
-                }
-                String type = m.group(1);
-                String method = m.group(2);
-                String caseName = m.group(3);
-                if (!sources.hasMethod(type, method)) {
-                    problems.add(r.id() + ": no method void " + method + "( in class " + type);
-                }
-                if (caseName != null && !(type.equals(CATALOGUE_CLASS) && method.equals(CATALOGUE_METHOD))) {
-                    problems.add(r.id() + ": only " + CATALOGUE_CLASS + "#" + CATALOGUE_METHOD + " takes a [case]");
-                }
-                if (caseName != null && !caseNames.contains(caseName)) {
-                    problems.add(r.id() + ": the adversarial catalogue has no case " + caseName);
-                }
+        for (TestRef ref : testRefs()) {
+            String id = ref.row().id();
+            if (!sources.hasMethod(ref.type(), ref.method())) {
+                problems.add(id + ": no method void " + ref.method() + "( in class " + ref.type());
+            }
+            if (ref.caseName() != null && !(ref.type().equals(CATALOGUE_CLASS) && ref.method().equals(CATALOGUE_METHOD))) {
+                problems.add(id + ": only " + CATALOGUE_CLASS + "#" + CATALOGUE_METHOD + " takes a [case]");
+            }
+            if (ref.caseName() != null && !caseNames.contains(ref.caseName())) {
+                problems.add(id + ": the adversarial catalogue has no case " + ref.caseName());
             }
         }
         assertNoProblems(problems);
@@ -186,18 +178,12 @@ class RequirementMatrixTest {
         assertTrue(reports.reports() > 0, "no test report of this build under " + modulesRoot());
         List<String> caseOrder = List.copyOf(AdversarialCatalogue.names()); // in the order they run
         List<String> problems = new ArrayList<>();
-        for (Requirement r : rows) {
-            for (String test : r.tests()) {
-                Matcher m = TEST_REF.matcher(test);
-                if (!m.matches()) {
-                    continue; // reported by everyRowIsWellFormed
-                }
-                String key = m.group(1) + "#" + m.group(2);
-                int invocation = m.group(3) == null ? 0 : caseOrder.indexOf(m.group(3)) + 1;
-                String why = invocation < 0 ? "names no catalogue case" : reports.whyNotPassed(key, invocation);
-                if (why != null) {
-                    problems.add(r.id() + ": " + test + " " + why);
-                }
+        for (TestRef ref : testRefs()) {
+            int index = ref.caseName() == null ? -1 : caseOrder.indexOf(ref.caseName());
+            String why = ref.caseName() != null && index < 0 ? "names no catalogue case"
+                    : reports.whyNotPassed(ref.type() + "#" + ref.method(), index + 1);
+            if (why != null) {
+                problems.add(ref.row().id() + ": " + ref.text() + " " + why);
             }
         }
         if (caseOrder.size() != reports.runs(CATALOGUE_CLASS + "#" + CATALOGUE_METHOD).size()) {
@@ -274,6 +260,24 @@ class RequirementMatrixTest {
         md.append("| ").append(rfc).append(" | ").append(level).append(" | ").append(selected.size())
                 .append(" | ").append(applicable).append(" | ").append(covered).append(" | ").append(deviations)
                 .append(" |\n");
+    }
+
+    /** A well-formed test reference of a row: {@code Type#method} or {@code Type#method[case]}. */
+    record TestRef(Requirement row, String text, String type, String method, String caseName) {
+    }
+
+    /** Every well-formed test reference of every row (the others are reported by everyRowIsWellFormed). */
+    private static List<TestRef> testRefs() {
+        List<TestRef> refs = new ArrayList<>();
+        for (Requirement r : rows) {
+            for (String test : r.tests()) {
+                Matcher m = TEST_REF.matcher(test);
+                if (m.matches()) {
+                    refs.add(new TestRef(r, test, m.group(1), m.group(2), m.group(3)));
+                }
+            }
+        }
+        return refs;
     }
 
     private static List<Requirement> parse() throws IOException {
