@@ -9,24 +9,12 @@ import java.util.stream.Stream;
 
 /**
  * Where the reference captures from outside the project live: {@code $JIWARP_EXTERNAL_PCAPS}
- * (surefire passes it on as {@code -Djiwarp.externalPcaps}). They are never copied into the project.
+ * (surefire passes it on as {@code -Djiwarp.externalPcaps}; {@link org.jiwarp.testing.Prerequisites#externalPcaps()}
+ * finds it). They are never copied into the project.
  */
 final class ExternalPcaps {
 
     private ExternalPcaps() {
-    }
-
-    /** The folder, or {@code null} when it is not configured or does not exist. */
-    static Path root() {
-        String value = System.getProperty("jiwarp.externalPcaps");
-        if (value == null || value.isBlank() || value.startsWith("${")) {
-            value = System.getenv("JIWARP_EXTERNAL_PCAPS");
-        }
-        if (value == null || value.isBlank()) {
-            return null;
-        }
-        Path root = Path.of(value);
-        return Files.isDirectory(root) ? root : null;
     }
 
     /** The {@code .pcap} files of a sub-folder, sorted. */

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jiwarp.testing.Prerequisites;
 import java.util.zip.GZIPOutputStream;
 import org.jiwarp.capture.decode.CaptureDecode;
 import org.jiwarp.capture.decode.DecodedPdu;
@@ -115,16 +116,14 @@ class PcapNgRoundTripTest {
 
     private static Path requireTshark() {
         Path tshark = Tshark.find();
-        Required.require(tshark != null, "tshark is not installed (apt-get install tshark)");
-        Path external = ExternalPcaps.root();
-        Required.require(external != null, "JIWARP_EXTERNAL_PCAPS does not name the shared capture folder "
-                + "(../shared/pcap-samples)");
+        Prerequisites.require(tshark != null, "tshark is not installed (apt-get install tshark)");
+        Prerequisites.externalPcaps();
         return tshark;
     }
 
     private static List<Path> captures() throws IOException {
         List<Path> captures = new ArrayList<>(ExternalPcaps.pcaps(SAMPLES));
-        Path external = ExternalPcaps.root();
+        Path external = Prerequisites.externalPcaps();
         try (Stream<Path> folders = Files.list(external)) {
             for (Path folder : (Iterable<Path>) folders.filter(Files::isDirectory).sorted()::iterator) {
                 captures.addAll(ExternalPcaps.pcaps(folder));

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -134,8 +133,7 @@ class RnicCaptureTest {
 
     @Test
     void tsharkDecodesEveryCaptureAsJiwarpDoes() throws IOException {
-        Path tshark = Tshark.find();
-        assumeTrue(tshark != null, "tshark is not installed (apt-get install tshark); skipping the comparison");
+        Path tshark = Tshark.required();
         List<String> mismatches = new ArrayList<>();
         for (Map.Entry<String, Path> capture : CAPTURES.entrySet()) {
             mismatches.addAll(tsharkChecks(tshark, capture.getValue(), capture.getKey().startsWith("crc=true")));
@@ -175,8 +173,7 @@ class RnicCaptureTest {
 
     @Test
     void tsharkAgreesWithTheCommittedSamples() throws IOException {
-        Path tshark = Tshark.find();
-        assumeTrue(tshark != null, "tshark is not installed (apt-get install tshark); skipping the comparison");
+        Path tshark = Tshark.required();
         List<String> mismatches = new ArrayList<>();
         for (Map.Entry<String, String> sample : COMMITTED.entrySet()) {
             mismatches.addAll(tsharkChecks(tshark, SampleCapturesTest.SAMPLES.resolve(sample.getKey()),

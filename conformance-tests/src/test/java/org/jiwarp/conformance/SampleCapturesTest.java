@@ -3,7 +3,6 @@ package org.jiwarp.conformance;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -125,8 +124,7 @@ class SampleCapturesTest {
 
     @Test
     void tsharkAgreesFieldByField() throws IOException {
-        Path tshark = Tshark.find();
-        assumeTrue(tshark != null, "tshark is not installed (apt-get install tshark); skipping the comparison");
+        Path tshark = Tshark.required();
         List<String> mismatches = new ArrayList<>();
         for (String name : descriptions.keySet()) {
             Path capture = SAMPLES.resolve(name);

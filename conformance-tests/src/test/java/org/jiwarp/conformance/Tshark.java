@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jiwarp.testing.Prerequisites;
 
 /**
  * Runs tshark (Wireshark 4.0) on a capture and returns its iWARP fields per frame, for comparing
@@ -51,6 +52,17 @@ public final class Tshark {
             "--disable-protocol", "smb_direct", "-o", "tcp.try_heuristic_first:TRUE");
 
     private Tshark() {
+    }
+
+    /**
+     * The tshark executable on PATH; without one the calling test skips, or under CI fails
+     * ({@link Prerequisites}).
+     */
+    public static Path required() {
+        Path tshark = find();
+        Prerequisites.require(tshark != null, "tshark is not installed (apt-get install tshark), so nothing compares "
+                + "jiwarp's decode with Wireshark's");
+        return tshark;
     }
 
     /** The tshark executable on PATH, or {@code null}. */

@@ -2,7 +2,6 @@ package org.jiwarp.conformance;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
@@ -34,12 +34,9 @@ class TsharkAgreementTest {
     }
 
     private static Stream<DynamicTest> captures(String folder) throws IOException {
-        Path tshark = Tshark.find();
-        assumeTrue(tshark != null, "tshark is not installed (apt-get install tshark); skipping the comparison");
-        Path root = ExternalPcaps.root();
-        assumeTrue(root != null, "JIWARP_EXTERNAL_PCAPS is not set to the shared pcap-samples folder; skipping");
-        Path dir = root.resolve(folder);
-        assumeTrue(Files.isDirectory(dir), dir + " does not exist; skipping");
+        Path tshark = Tshark.required();
+        Path dir = Prerequisites.externalPcaps().resolve(folder);
+        Prerequisites.require(Files.isDirectory(dir), dir + " does not exist");
         List<Path> files = ExternalPcaps.pcaps(dir);
         assertFalse(files.isEmpty(), "no captures in " + dir);
         List<DynamicTest> tests = new ArrayList<>();

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
+import org.jiwarp.testing.Prerequisites;
 import org.jiwarp.testing.Property;
 import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.Markers;
@@ -26,7 +27,6 @@ import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.capture.pcap.PcapFile;
 import org.jiwarp.capture.pcap.TcpConversation;
 import org.jiwarp.capture.pcap.TcpConversations;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -52,17 +52,7 @@ import org.junit.jupiter.api.function.Executable;
 class ExternalCaptureReframingTest {
 
     private static Path root() {
-        String value = System.getProperty("jiwarp.externalPcaps");
-        if (value == null || value.isBlank() || value.startsWith("${")) {
-            value = System.getenv("JIWARP_EXTERNAL_PCAPS");
-        }
-        if (value == null || value.isBlank()) {
-            Assumptions.assumeTrue(false,
-                    "external captures not configured: set JIWARP_EXTERNAL_PCAPS to the pcap-samples folder");
-        }
-        Path root = Path.of(value.trim());
-        Assumptions.assumeTrue(Files.isDirectory(root), "external captures folder " + root + " does not exist");
-        return root;
+        return Prerequisites.externalPcaps();
     }
 
     @Test
@@ -71,12 +61,12 @@ class ExternalCaptureReframingTest {
         List<Path> files = new ArrayList<>();
         for (String folder : new String[] {"wireshark-wiki", "siw"}) {
             Path dir = root.resolve(folder);
-            Assumptions.assumeTrue(Files.isDirectory(dir), "no " + folder + "/ under " + root);
+            Prerequisites.require(Files.isDirectory(dir), "no " + folder + "/ under " + root);
             try (Stream<Path> list = Files.list(dir)) {
                 list.filter(p -> p.getFileName().toString().endsWith(".pcap")).sorted().forEach(files::add);
             }
         }
-        Assumptions.assumeTrue(!files.isEmpty(), "no captures under " + root);
+        Prerequisites.require(!files.isEmpty(), "no captures under " + root);
         List<Executable> checks = new ArrayList<>();
         for (Path path : files) {
             checks.add(() -> Property.onShallowStack(() -> check(root, path)));

@@ -24,6 +24,16 @@ public final class RnicListener implements AutoCloseable {
         return limit.refused();
     }
 
+    /**
+     * Tells {@code listener} (on the connection's event loop) of each connection whose MPA setup
+     * failed with an MPA error (RFC 5044 section 8): a bad Request, a timeout. Connections that
+     * set up before this call are not reported.
+     */
+    public RnicListener onSetupFailure(SetupFailureListener listener) {
+        limit.failures(listener);
+        return this;
+    }
+
     public InetSocketAddress localAddress() {
         return (InetSocketAddress) channel.localAddress();
     }

@@ -20,6 +20,7 @@ final class SetupLimit {
     private final int max;
     private final AtomicInteger inProgress = new AtomicInteger();
     private final AtomicLong refused = new AtomicLong();
+    private volatile SetupFailureListener failures;
 
     SetupLimit(int max) {
         this.max = max;
@@ -45,6 +46,10 @@ final class SetupLimit {
 
     long refused() {
         return refused.get();
+    }
+
+    void failures(SetupFailureListener listener) {
+        this.failures = listener;
     }
 
     /** Counts the channel out when its setup ends, then leaves the pipeline. */
@@ -73,6 +78,11 @@ final class SetupLimit {
             public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
                 if (cause instanceof org.jiwarp.mpa.MpaException) {
                     LOG.debug("MPA setup with {} failed: {}", ctx.channel().remoteAddress(), cause.getMessage());
+                    SetupFailureListener listener = failures;
+                    if (listener != null) {
+                        listener.onSetupFailure((java.net.InetSocketAddress) ctx.channel().remoteAddress(),
+                                ((org.jiwarp.mpa.MpaException) cause).error(), cause.getMessage());
+                    }
                     ctx.close();
                 } else {
                     ctx.fireExceptionCaught(cause);

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -17,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -38,12 +38,7 @@ class ExternalPcapTest {
             "siw-rping-client-vs-host-server-crc.pcap", 1);
 
     private static Path folder() {
-        String value = System.getProperty("jiwarp.externalPcaps");
-        boolean unset = value == null || value.isBlank() || value.startsWith("${");
-        assumeTrue(!unset, "external captures not configured: set JIWARP_EXTERNAL_PCAPS to the pcap-samples folder");
-        Path folder = Path.of(value.trim());
-        assumeTrue(Files.isDirectory(folder), "external captures folder " + folder + " does not exist");
-        return folder;
+        return Prerequisites.externalPcaps();
     }
 
     @Test
@@ -53,7 +48,7 @@ class ExternalPcapTest {
         try (Stream<Path> walk = Files.walk(folder)) {
             walk.filter(p -> p.getFileName().toString().endsWith(".pcap")).sorted().forEach(files::add);
         }
-        assumeTrue(!files.isEmpty(), "no .pcap files under " + folder);
+        Prerequisites.require(!files.isEmpty(), "no .pcap files under " + folder);
         List<Executable> checks = new ArrayList<>();
         for (Path path : files) {
             checks.add(() -> check(path));

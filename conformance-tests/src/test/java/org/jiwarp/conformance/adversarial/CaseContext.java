@@ -34,8 +34,6 @@ final class CaseContext {
     MpaBytes.Parsed mpaFrame;
     /** The ULPDU a Terminate must carry (the last one sent through {@link #send}). */
     byte[] offending;
-    /** SETUP: every octet the raw initiator sent, replayed against an embedded responder. */
-    final java.io.ByteArrayOutputStream setupBytes = new java.io.ByteArrayOutputStream();
     /** INITIATOR: jiwarp's queue pair and its connect. */
     QueuePair clientQp;
     CompletionQueue clientCq;
@@ -61,7 +59,6 @@ final class CaseContext {
 
     /** SETUP: sends raw startup octets. */
     void sendSetup(byte[] bytes) throws IOException {
-        setupBytes.writeBytes(bytes);
         peer.write(bytes);
     }
 

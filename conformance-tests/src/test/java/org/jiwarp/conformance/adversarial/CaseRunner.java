@@ -19,6 +19,7 @@ import org.jiwarp.rnic.QpConfig;
 import org.jiwarp.rnic.Rnic;
 import org.jiwarp.rnic.RnicOptions;
 import org.jiwarp.rnic.WcOpcode;
+import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
 
 /**
@@ -113,7 +114,8 @@ final class CaseRunner implements AutoCloseable {
 
     /**
      * Once the queue pair is down, each receive it had completed exactly once: taken by the case
-     * ({@link CaseContext#awaitReceive}) or still queued, in success, error or flush.
+     * ({@link CaseContext#awaitReceive}, which checks its status), or else in flush or error, never
+     * with a message the case did not look at.
      */
     private static void checkReceivesCompletedOnce(CaseContext ctx) throws Exception {
         if (!ctx.served.established.isDone() || ctx.served.established.isCompletedExceptionally()) {
@@ -124,12 +126,18 @@ final class CaseRunner implements AutoCloseable {
         for (long id : ctx.receivesTaken) {
             seen.merge(id, 1, Integer::sum);
         }
+        List<String> delivered = new java.util.ArrayList<>();
         for (WorkCompletion wc = ctx.served.cq.take(0, TimeUnit.MILLISECONDS); wc != null;
                 wc = ctx.served.cq.take(0, TimeUnit.MILLISECONDS)) {
             if (wc.opcode() == WcOpcode.RECEIVE) {
                 seen.merge(wc.workRequestId(), 1, Integer::sum);
+                // A receive the case did not take was never given a message: flushed (or failed), not SUCCESS.
+                if (wc.status() == WcStatus.SUCCESS) {
+                    delivered.add(wc.toString());
+                }
             }
         }
+        assertEquals(List.of(), delivered, "receives completed with a message the case did not expect");
         Map<Long, Integer> expected = new HashMap<>();
         for (int i = 0; i < ctx.testCase.spec().receives(); i++) {
             expected.put(JiwarpTarget.FIRST_RECEIVE_ID + i, 1);

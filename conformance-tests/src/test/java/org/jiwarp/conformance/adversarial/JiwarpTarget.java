@@ -29,6 +29,7 @@ import org.jiwarp.rnic.Rnic;
 import org.jiwarp.rnic.RnicListener;
 import org.jiwarp.rnic.RnicOptions;
 import org.jiwarp.rnic.Sge;
+import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
  * The jiwarp under attack: one {@link Rnic} listening on loopback, one event loop thread, its
@@ -85,6 +86,12 @@ final class JiwarpTarget implements AutoCloseable {
     final MemoryRegion bigSource;
     private final ByteBuffer arena = ByteBuffer.allocateDirect(ARENA_SIZE);
     private final Map<String, Served> pending = new ConcurrentHashMap<>();
+    /** MPA setup failures the live listener reported, by the raw peer's port. */
+    private final Map<Integer, CompletableFuture<SetupFailure>> setupFailures = new ConcurrentHashMap<>();
+
+    /** An MPA setup failure as the listener reported it. */
+    record SetupFailure(TerminateError error, String reason) {
+    }
     private HealthyPair healthy;
 
     JiwarpTarget(MpaSettings settings) {
@@ -96,13 +103,27 @@ final class JiwarpTarget implements AutoCloseable {
         otherPd = rnic.allocatePd();
         fillArena();
         bigSource = pd.register(ByteBuffer.allocateDirect(BIG_SOURCE_SIZE), Access.REMOTE_READ);
-        listener = rnic.listen(new InetSocketAddress("127.0.0.1", 0), this::onConnectRequest);
+        listener = rnic.listen(new InetSocketAddress("127.0.0.1", 0), this::onConnectRequest)
+                .onSetupFailure((remote, error, reason) -> setupFailures.computeIfAbsent(remote.getPort(),
+                        port -> new CompletableFuture<>()).complete(new SetupFailure(error, reason)));
     }
 
     /** The default target: CRC when asked, markers when asked, short startup timeouts. */
     static MpaSettings plainSettings() {
         return MpaSettings.builder().requestTimeout(REQUEST_TIMEOUT).replyTimeout(REPLY_TIMEOUT)
                 .maxInboundUlpdu(MAX_INBOUND_ULPDU).rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build();
+    }
+
+    /** The setup failure the listener reported for the connection from {@code peerPort}, or {@code null} after {@code millis}. */
+    SetupFailure awaitSetupFailure(int peerPort, long millis) throws InterruptedException {
+        try {
+            return setupFailures.computeIfAbsent(peerPort, port -> new CompletableFuture<>())
+                    .get(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return null;
+        } finally {
+            setupFailures.remove(peerPort);
+        }
     }
 
     InetSocketAddress address() {

@@ -80,6 +80,7 @@ interface Outcome {
                 // RFC 5040 section 5.4: nothing follows a Terminate on the stream.
                 assertTrue(RawConnection.isTerminate(all.get(all.size() - 1)), "the Terminate is the last message: "
                         + peer.describe());
+                assertOnlyPermittedTrafficBefore(ctx);
                 peer.close();
                 awaitServerDown(ctx);
                 assertEquals(error, ctx.served.qp.terminateSent(), "the Terminate the queue pair reports");
@@ -90,6 +91,41 @@ interface Outcome {
                 return "Terminate " + error.describe() + " carrying " + carried;
             }
         };
+    }
+
+    /**
+     * Before its Terminate jiwarp may only have answered the good Read Requests the case sent (every
+     * one but the offending ULPDU) and sent Read Requests of its own the case asked for: a Read
+     * Response to the offending request (or more octets than the good ones asked), or any other message,
+     * is data or a reply the error should have stopped (RFC 5040 section 5.4: the error ends the
+     * stream; RFC 5041 section 7.2: nothing is placed or returned for a bad message).
+     */
+    private static void assertOnlyPermittedTrafficBefore(CaseContext ctx) {
+        RawConnection peer = ctx.peer;
+        long permitted = 0;
+        java.util.List<byte[]> requests = peer.readRequestsSent();
+        int offending = -1;
+        for (int i = 0; i < requests.size(); i++) {
+            offending = Arrays.equals(requests.get(i), ctx.offending) ? i : offending;
+        }
+        for (int i = 0; i < requests.size(); i++) {
+            byte[] request = requests.get(i);
+            if (i != offending) {
+                ByteBuf b = Unpooled.wrappedBuffer(request);
+                try {
+                    permitted += ReadRequestHeader.readSize(b, DdpHeaders.UNTAGGED_HEADER_LENGTH);
+                } finally {
+                    b.release();
+                }
+            }
+        }
+        long leaked = peer.readResponseOctetsBeforeTerminate();
+        assertTrue(leaked <= permitted, leaked + " Read Response octets preceded the Terminate; the case's good Read "
+                + "Requests asked for " + permitted + ": " + peer.describe());
+        // jiwarp's own Read Requests (a case may have it read from the peer) carry none of its data.
+        assertEquals(java.util.List.of(), peer.otherBeforeTerminate().stream()
+                .filter(u -> !RawConnection.isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST))
+                .map(JiwarpTarget::hex).toList(), "messages before the Terminate");
     }
 
     /** The connection closes; jiwarp sends no Terminate; the queue pair received {@code peerTerminate} (or none). */
@@ -140,14 +176,14 @@ interface Outcome {
         };
     }
 
-    /** MPA startup: jiwarp closes without a Reply; the embedded responder reports {@code mpaError}. */
+    /** MPA startup: jiwarp closes without a Reply; the live listener reports {@code mpaError}. */
     static Outcome setupClosed(TerminateError mpaError, Duration elapse) {
         return new Outcome() {
             @Override
             public void verify(CaseContext ctx) throws Exception {
                 byte[] back = ctx.peer.readUntilClosed(WAIT_MILLIS);
                 assertEquals(0, back.length, "no Reply to a bad Request: " + JiwarpTarget.hex(back));
-                assertProbe(ctx, mpaError, elapse);
+                assertLiveSetupError(ctx, mpaError, elapse);
             }
 
             @Override
@@ -157,7 +193,7 @@ interface Outcome {
         };
     }
 
-    /** MPA startup: a Reply with R set, then a close; the embedded responder reports {@code mpaError}. */
+    /** MPA startup: a Reply with R set, then a close; the live listener reports {@code mpaError}. */
     static Outcome setupRejected(TerminateError mpaError) {
         return new Outcome() {
             @Override
@@ -165,7 +201,7 @@ interface Outcome {
                 MpaBytes.Parsed reply = ctx.peer.readMpaFrame(WAIT_MILLIS);
                 assertTrue(reply.reply() && reply.reject(), "a Reply with R set: flags " + reply.flags());
                 assertEquals(0, ctx.peer.readUntilClosed(WAIT_MILLIS).length, "nothing after the rejection");
-                assertProbe(ctx, mpaError, null);
+                assertLiveSetupError(ctx, mpaError, null);
             }
 
             @Override
@@ -175,11 +211,16 @@ interface Outcome {
         };
     }
 
-    private static void assertProbe(CaseContext ctx, TerminateError mpaError, Duration elapse) {
-        MpaProbe.Result probe = MpaProbe.responder(ctx.target.settings, ctx.setupBytes.toByteArray(),
-                ctx.testCase.spec().hold(), elapse);
-        assertEquals(mpaError, probe.error(), "the MPA error: " + probe.exceptions());
-        assertTrue(probe.closed(), "the embedded responder closed");
+    /**
+     * The live listener reported the setup failure of this connection with {@code mpaError} (with
+     * {@code elapse}, a timer of that length ended the setup).
+     */
+    private static void assertLiveSetupError(CaseContext ctx, TerminateError mpaError, Duration elapse)
+            throws InterruptedException {
+        long wait = WAIT_MILLIS + (elapse == null ? 0 : elapse.toMillis());
+        JiwarpTarget.SetupFailure failure = ctx.target.awaitSetupFailure(ctx.peer.socket().getLocalPort(), wait);
+        assertNotNull(failure, "the listener reported no MPA setup failure for this connection");
+        assertEquals(mpaError, failure.error(), "the MPA error: " + failure.reason());
     }
 
     /**

@@ -43,6 +43,12 @@ final class RawConnection implements AutoCloseable {
     private final List<byte[]> ulpdus = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     private long readResponseOctets;
+    /** What arrived before jiwarp's first Terminate: Read Response payload octets, and anything else. */
+    private long readResponseOctetsBeforeTerminate;
+    private final List<byte[]> otherBeforeTerminate = new ArrayList<>();
+    private boolean terminateSeen;
+    /** The Read Requests this peer framed, in order. */
+    private final List<byte[]> readRequestsSent = new ArrayList<>();
     private boolean eof;
     private boolean reset;
     private volatile boolean paused;
@@ -142,6 +148,11 @@ final class RawConnection implements AutoCloseable {
 
     /** Frames {@code ulpdu} as the next FPDU and returns its octets without sending them. */
     byte[] frame(byte[] ulpdu) {
+        if (isUntagged(ulpdu, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST)) {
+            synchronized (lock) {
+                readRequestsSent.add(ulpdu.clone());
+            }
+        }
         ByteBuf u = Unpooled.wrappedBuffer(ulpdu);
         ByteBuf o = Unpooled.buffer(ulpdu.length + 64);
         try {
@@ -251,12 +262,20 @@ final class RawConnection implements AutoCloseable {
                 if (ulpdu.length >= DdpHeaders.TAGGED_HEADER_LENGTH && DdpHeaders.tagged(b, 0)
                         && RdmapHeaders.opcode(b, 0) == RdmapOpcode.RDMA_READ_RESPONSE) {
                     readResponseOctets += ulpdu.length - DdpHeaders.TAGGED_HEADER_LENGTH;
+                    if (!terminateSeen) {
+                        readResponseOctetsBeforeTerminate += ulpdu.length - DdpHeaders.TAGGED_HEADER_LENGTH;
+                    }
                     if (ulpdu.length > KEEP_WHOLE) {
                         ulpdu = java.util.Arrays.copyOf(ulpdu, DdpHeaders.TAGGED_HEADER_LENGTH);
                     }
                 }
             } finally {
                 b.release();
+            }
+            if (isTerminate(ulpdu)) {
+                terminateSeen = true;
+            } else if (!terminateSeen && !isTagged(ulpdu, RdmapOpcode.RDMA_READ_RESPONSE)) {
+                otherBeforeTerminate.add(ulpdu);
             }
             ulpdus.add(ulpdu);
             lock.notifyAll();
@@ -307,6 +326,27 @@ final class RawConnection implements AutoCloseable {
     long readResponseOctets() {
         synchronized (lock) {
             return readResponseOctets;
+        }
+    }
+
+    /** Read Response payload octets that arrived before jiwarp's first Terminate. */
+    long readResponseOctetsBeforeTerminate() {
+        synchronized (lock) {
+            return readResponseOctetsBeforeTerminate;
+        }
+    }
+
+    /** ULPDUs other than Read Responses that arrived before jiwarp's first Terminate. */
+    List<byte[]> otherBeforeTerminate() {
+        synchronized (lock) {
+            return new ArrayList<>(otherBeforeTerminate);
+        }
+    }
+
+    /** The Read Requests this peer sent (framed), in order. */
+    List<byte[]> readRequestsSent() {
+        synchronized (lock) {
+            return new ArrayList<>(readRequestsSent);
         }
     }
 

@@ -33,7 +33,7 @@ import org.jiwarp.wire.rdmap.TerminateError;
  */
 class FpduDeframerFuzzTest {
 
-    @FuzzTest(maxDuration = "60s")
+    @FuzzTest(maxDuration = "30s")
     void deframe(byte[] bytes) {
         FuzzInput in = new FuzzInput(bytes);
         int mode = in.u8();

@@ -49,7 +49,7 @@ import org.jiwarp.wire.mpa.MpaFrames;
  */
 class MpaSetupFuzzTest {
 
-    @FuzzTest(maxDuration = "60s")
+    @FuzzTest(maxDuration = "30s")
     void responder(byte[] bytes) {
         FuzzInput in = new FuzzInput(bytes);
         MpaSettings settings = settings(in);
@@ -124,7 +124,7 @@ class MpaSetupFuzzTest {
         }
     }
 
-    @FuzzTest(maxDuration = "60s")
+    @FuzzTest(maxDuration = "30s")
     void initiator(byte[] bytes) {
         FuzzInput in = new FuzzInput(bytes);
         MpaSettings settings = settings(in);

@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -25,6 +26,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jiwarp.conformance.adversarial.AdversarialCatalogue;
+import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -32,7 +34,8 @@ import org.junit.jupiter.api.Test;
  * Checks the requirement matrix {@code rfc-requirements.tsv}: every applicable MUST and MUST NOT of
  * RFC 5044, 5041, 5040 and 6581 names at least one test, every named test exists in some module's
  * test sources, every adversarial catalogue case backs some requirement, and the coverage per RFC and
- * level is printed and written to {@code target/rfc-coverage.md}.
+ * level is printed and written to {@code target/rfc-coverage.md}, and every named test ran and
+ * passed in this build (the surefire reports of every module, {@link TestReports}).
  *
  * <p>A test is named {@code Class#method}, found by scanning {@code ../*}{@code /src/test/java} for a
  * {@code void method(} inside the body of {@code class Class}; or
@@ -46,6 +49,9 @@ class RequirementMatrixTest {
     private static final Pattern TEST_REF = Pattern.compile("([A-Za-z_$][\\w$]*)#([A-Za-z_$][\\w$]*)(?:\\[([a-z0-9-]+)])?");
     private static final String CATALOGUE_CLASS = "AdversarialPeerTest";
     private static final String CATALOGUE_METHOD = "catalogue";
+    private static final String NEGOTIATION_TABLE = "MpaNegotiationTableTest";
+    /** When this build started (Maven's build timestamp, UTC, ISO 8601), passed on by surefire. */
+    private static final String BUILD_START = "jiwarp.buildStart";
 
     /** One row of the matrix. */
     record Requirement(int line, String id, String rfc, String section, String level, String text,
@@ -123,30 +129,67 @@ class RequirementMatrixTest {
         assertNoProblems(untested);
     }
 
+    /**
+     * A negotiation table that runs jiwarp against itself cannot show what a foreign peer sees: a
+     * row it names also names a test that looks at the octets on a real connection.
+     */
+    @Test
+    void noRequirementRestsOnlyOnTheJiwarpToJiwarpTable() {
+        List<String> problems = rows.stream()
+                .filter(r -> r.applies() && r.tests().stream().anyMatch(t -> t.startsWith(NEGOTIATION_TABLE + "#everyCombination"))
+                        && r.tests().stream().allMatch(t -> t.startsWith(NEGOTIATION_TABLE + "#")))
+                .map(r -> r.id() + " names only " + r.tests())
+                .toList();
+        assertNoProblems(problems);
+    }
+
     @Test
     void everyNamedTestExists() throws IOException {
         TestSources sources = TestSources.scan(modulesRoot());
         Set<String> caseNames = AdversarialCatalogue.names();
         List<String> problems = new ArrayList<>();
-        for (Requirement r : rows) {
-            for (String test : r.tests()) {
-                Matcher m = TEST_REF.matcher(test);
-                if (!m.matches()) {
-                    continue; // reported by everyRowIsWellFormed
-                }
-                String type = m.group(1);
-                String method = m.group(2);
-                String caseName = m.group(3);
-                if (!sources.hasMethod(type, method)) {
-                    problems.add(r.id() + ": no method void " + method + "( in class " + type);
-                }
-                if (caseName != null && !(type.equals(CATALOGUE_CLASS) && method.equals(CATALOGUE_METHOD))) {
-                    problems.add(r.id() + ": only " + CATALOGUE_CLASS + "#" + CATALOGUE_METHOD + " takes a [case]");
-                }
-                if (caseName != null && !caseNames.contains(caseName)) {
-                    problems.add(r.id() + ": the adversarial catalogue has no case " + caseName);
-                }
+        for (TestRef ref : testRefs()) {
+            String id = ref.row().id();
+            if (!sources.hasMethod(ref.type(), ref.method())) {
+                problems.add(id + ": no method void " + ref.method() + "( in class " + ref.type());
             }
+            if (ref.caseName() != null && !(ref.type().equals(CATALOGUE_CLASS) && ref.method().equals(CATALOGUE_METHOD))) {
+                problems.add(id + ": only " + CATALOGUE_CLASS + "#" + CATALOGUE_METHOD + " takes a [case]");
+            }
+            if (ref.caseName() != null && !caseNames.contains(ref.caseName())) {
+                problems.add(id + ": the adversarial catalogue has no case " + ref.caseName());
+            }
+        }
+        assertNoProblems(problems);
+    }
+
+    /**
+     * Every test a row names ran in this build and passed: read from the surefire reports of every
+     * module, so this runs after all of them (its own execution in Maven's integration-test phase of
+     * conformance-tests, the last module of the reactor). A catalogue case is the invocation of
+     * {@code AdversarialPeerTest#catalogue} at its position in {@link AdversarialCatalogue#names()}.
+     */
+    @Test
+    void everyNamedTestRanAndPassedInThisBuild() throws IOException {
+        String start = System.getProperty(BUILD_START);
+        Prerequisites.require(start != null && !start.isBlank() && !start.startsWith("${"),
+                "this check reads the test reports of a whole build; mvn verify runs it after every module's tests");
+        TestReports reports = TestReports.read(modulesRoot(), Instant.parse(start));
+        assertTrue(reports.reports() > 0, "no test report of this build under " + modulesRoot());
+        List<String> caseOrder = List.copyOf(AdversarialCatalogue.names()); // in the order they run
+        List<String> problems = new ArrayList<>();
+        for (TestRef ref : testRefs()) {
+            int index = ref.caseName() == null ? -1 : caseOrder.indexOf(ref.caseName());
+            String why = ref.caseName() != null && index < 0 ? "names no catalogue case"
+                    : reports.whyNotPassed(ref.type() + "#" + ref.method(), index + 1);
+            if (why != null) {
+                problems.add(ref.row().id() + ": " + ref.text() + " " + why);
+            }
+        }
+        if (caseOrder.size() != reports.runs(CATALOGUE_CLASS + "#" + CATALOGUE_METHOD).size()) {
+            problems.add("the catalogue has " + caseOrder.size() + " cases but " + CATALOGUE_CLASS + "#"
+                    + CATALOGUE_METHOD + " ran " + reports.runs(CATALOGUE_CLASS + "#" + CATALOGUE_METHOD).size()
+                    + " times");
         }
         assertNoProblems(problems);
     }
@@ -217,6 +260,24 @@ class RequirementMatrixTest {
         md.append("| ").append(rfc).append(" | ").append(level).append(" | ").append(selected.size())
                 .append(" | ").append(applicable).append(" | ").append(covered).append(" | ").append(deviations)
                 .append(" |\n");
+    }
+
+    /** A well-formed test reference of a row: {@code Type#method} or {@code Type#method[case]}. */
+    record TestRef(Requirement row, String text, String type, String method, String caseName) {
+    }
+
+    /** Every well-formed test reference of every row (the others are reported by everyRowIsWellFormed). */
+    private static List<TestRef> testRefs() {
+        List<TestRef> refs = new ArrayList<>();
+        for (Requirement r : rows) {
+            for (String test : r.tests()) {
+                Matcher m = TEST_REF.matcher(test);
+                if (m.matches()) {
+                    refs.add(new TestRef(r, test, m.group(1), m.group(2), m.group(3)));
+                }
+            }
+        }
+        return refs;
     }
 
     private static List<Requirement> parse() throws IOException {

@@ -2,7 +2,6 @@ package org.jiwarp.conformance.perftest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -26,6 +25,7 @@ import org.jiwarp.conformance.siw.ExecResult;
 import org.jiwarp.conformance.siw.SiwPeer;
 import org.jiwarp.conformance.siw.SiwPeerException;
 import org.jiwarp.conformance.siw.SiwPeerImage;
+import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -75,8 +75,7 @@ class SiwPerftestInteropTest {
 
     @BeforeAll
     static void boot() {
-        String why = SiwPeerImage.whyUnavailable();
-        assumeTrue(why == null, why);
+        Prerequisites.require(SiwPeerImage.whyUnavailable());
         started = System.nanoTime();
         SiwPeerImage.ensureBuilt();
         peer = SiwPeer.boot();

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -41,6 +40,7 @@ import org.jiwarp.rnic.Sge;
 import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.testing.Prerequisites;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.capture.decode.DecodedPdu;
 import org.jiwarp.wire.mpa.MpaFrames;
@@ -90,8 +90,7 @@ class SiwErrorInteropTest {
 
     @BeforeAll
     static void boot() throws IOException {
-        String why = SiwPeerImage.whyUnavailable();
-        assumeTrue(why == null, why);
+        Prerequisites.require(SiwPeerImage.whyUnavailable());
         SiwPeerImage.ensureBuilt();
         peer = SiwPeer.boot();
         guestCapture = new GuestCapture(peer.pcap());

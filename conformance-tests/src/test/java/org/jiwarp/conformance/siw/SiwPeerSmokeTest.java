@@ -3,7 +3,6 @@ package org.jiwarp.conformance.siw;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -15,6 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.conformance.Tshark;
+import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -32,8 +33,7 @@ class SiwPeerSmokeTest {
 
     @BeforeAll
     static void boot() {
-        String why = SiwPeerImage.whyUnavailable();
-        assumeTrue(why == null, why);
+        Prerequisites.require(SiwPeerImage.whyUnavailable());
         SiwPeerImage.ensureBuilt();
         peer = SiwPeer.boot();
         System.out.println("siw peer up in " + peer.bootTime().toMillis() + " ms under " + peer.accel()
@@ -93,14 +93,13 @@ class SiwPeerSmokeTest {
 
         Path pcap = peer.pcap();
         assertTrue(Files.size(pcap) > 24, "filter-dump wrote no frames to " + pcap);
-        Path tshark = SiwPeerImage.onPath("tshark");
-        if (tshark != null) {
-            Process process = new ProcessBuilder(tshark.toString(), "-n", "-r", pcap.toString(),
-                    "--disable-protocol", "rpcordma", "--disable-protocol", "smb_direct", "-Y", "iwarp_mpa")
-                    .redirectErrorStream(true).start();
-            String decoded = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(process.waitFor(60, TimeUnit.SECONDS), "tshark hangs");
-            assertTrue(decoded.contains("MPA Request Frame") && decoded.contains("MPA Reply Frame"), decoded);
-        }
+        // tshark reads the guest's capture; without it this part skips, or under CI fails.
+        Path tshark = Tshark.required();
+        Process process = new ProcessBuilder(tshark.toString(), "-n", "-r", pcap.toString(),
+                "--disable-protocol", "rpcordma", "--disable-protocol", "smb_direct", "-Y", "iwarp_mpa")
+                .redirectErrorStream(true).start();
+        String decoded = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "tshark hangs");
+        assertTrue(decoded.contains("MPA Request Frame") && decoded.contains("MPA Reply Frame"), decoded);
     }
 }

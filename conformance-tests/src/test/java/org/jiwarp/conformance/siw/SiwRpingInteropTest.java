@@ -21,6 +21,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jiwarp.capture.decode.DecodedPdu;
+import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -80,8 +81,7 @@ class SiwRpingInteropTest {
 
     @BeforeAll
     static void boot() throws IOException {
-        String why = SiwPeerImage.whyUnavailable();
-        assumeTrue(why == null, why);
+        Prerequisites.require(SiwPeerImage.whyUnavailable());
         SiwPeerImage.ensureBuilt();
         peer = SiwPeer.boot();
         guestCapture = new GuestCapture(peer.pcap());

@@ -2,7 +2,6 @@ package org.jiwarp.conformance.siw;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -80,7 +79,7 @@ class SiwSampleCapturesTest {
 
     @Test
     void tsharkAgreesAndTheDecoderFindsOnlyWhatIsThere() throws IOException {
-        assumeTrue(Tshark.find() != null, "tshark is not installed (apt-get install tshark); skipping the comparison");
+        Tshark.required();
         for (Map.Entry<String, List<String>> sample : COMMITTED.entrySet()) {
             CaptureCheck check = CaptureCheck.of(SAMPLES.resolve(sample.getKey()), null);
             assertEquals(List.of(), check.disagreements(), sample.getKey());

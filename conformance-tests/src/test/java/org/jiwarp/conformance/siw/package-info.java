@@ -8,7 +8,8 @@
  * {@code ib_*} programs, {@code rdma}), forwards host ports to guest ports, and records the guest's
  * traffic to a pcap. Tests that need it are tagged {@code siw}; they skip where
  * {@link org.jiwarp.conformance.siw.SiwPeerImage#whyUnavailable()} says the peer cannot exist, and
- * {@code JIWARP_SIW=skip} switches them off.
+ * {@code JIWARP_SIW=skip} switches them off; under CI ({@code CI=true}) either fails them instead
+ * ({@link org.jiwarp.testing.Prerequisites}).
  *
  * <p>What siw does on the wire (Rev 2 + Enhanced with IRD/ORD of at least 1, no markers, its
  * Terminate bit order, its accept race) is in the project's iWARP notes, "siw behaviour".

@@ -37,7 +37,7 @@ final class FaultyProxy implements AutoCloseable {
     private final Channel server;
     private final AtomicInteger connections = new AtomicInteger();
     private final java.util.Map<Integer, Plan> plans = new java.util.concurrent.ConcurrentHashMap<>();
-    final AtomicLong injected = new AtomicLong();
+    private final java.util.Map<Integer, AtomicLong> injected = new java.util.concurrent.ConcurrentHashMap<>();
 
     FaultyProxy(InetSocketAddress target, IntFunction<Plan> plan) {
         server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
@@ -48,7 +48,10 @@ final class FaultyProxy implements AutoCloseable {
                     protected void initChannel(Channel client) {
                         int n = connections.getAndIncrement();
                         Plan p = plan.apply(n);
-                        plans.put(((InetSocketAddress) client.remoteAddress()).getPort(), p);
+                        int port = ((InetSocketAddress) client.remoteAddress()).getPort();
+                        plans.put(port, p);
+                        AtomicLong faults = new AtomicLong();
+                        injected.put(port, faults);
                         Channel[] upstream = new Channel[1];
                         Runnable closeBoth = () -> {
                             client.close();
@@ -57,14 +60,14 @@ final class FaultyProxy implements AutoCloseable {
                             }
                         };
                         client.pipeline().addLast(new FaultInjector(p.toServer(), p.toServerAfter(), 2L * n,
-                                injected, msg -> upstream[0].writeAndFlush(msg), closeBoth), new CloseOther(upstream));
+                                faults, msg -> upstream[0].writeAndFlush(msg), closeBoth), new CloseOther(upstream));
                         new Bootstrap().group(client.eventLoop()).channel(NioSocketChannel.class)
                                 .option(ChannelOption.TCP_NODELAY, true)
                                 .handler(new ChannelInitializer<Channel>() {
                                     @Override
                                     protected void initChannel(Channel ch) {
                                         ch.pipeline().addLast(new FaultInjector(p.toClient(), p.toClientAfter(),
-                                                2L * n + 1, injected, client::writeAndFlush, closeBoth),
+                                                2L * n + 1, faults, client::writeAndFlush, closeBoth),
                                                 new CloseOther(new Channel[] {client}));
                                     }
                                 }).connect(target).addListener((ChannelFutureListener) f -> {
@@ -90,6 +93,17 @@ final class FaultyProxy implements AutoCloseable {
     /** The plan of the connection whose client end has this local port. */
     Plan planFor(int clientPort) {
         return plans.get(clientPort);
+    }
+
+    /** Destructive faults injected on the connection whose client end has this local port. */
+    long injectedFor(int clientPort) {
+        AtomicLong faults = injected.get(clientPort);
+        return faults == null ? 0 : faults.get();
+    }
+
+    /** Destructive faults injected on all connections. */
+    long injected() {
+        return injected.values().stream().mapToLong(AtomicLong::get).sum();
     }
 
     @Override
