@@ -52,14 +52,17 @@ class PreparedSendTest {
                     Thread.currentThread().interrupt();
                 }
             });
-            pair.client.postSend(SendWorkRequest.read(7, pair.serverRegion.address(), pair.serverRegion.rkey(),
-                    new Sge(pair.clientRegion, 1024, 64)));
-            PreparedSend fenced = pair.client.prepare(SendWorkRequest.write(8, pair.serverRegion.address() + 512,
-                    pair.serverRegion.rkey(), new Sge(pair.clientRegion, 0, 64)).fence());
-            fenced.post();
-            assertTrue(fenced.outstanding());
-            assertThrows(IllegalStateException.class, fenced::post, "posted again while outstanding");
-            hold.countDown();
+            try {
+                pair.client.postSend(SendWorkRequest.read(7, pair.serverRegion.address(), pair.serverRegion.rkey(),
+                        new Sge(pair.clientRegion, 1024, 64)));
+                PreparedSend fenced = pair.client.prepare(SendWorkRequest.write(8, pair.serverRegion.address() + 512,
+                        pair.serverRegion.rkey(), new Sge(pair.clientRegion, 0, 64)).fence());
+                fenced.post();
+                assertTrue(fenced.outstanding());
+                assertThrows(IllegalStateException.class, fenced::post, "posted again while outstanding");
+            } finally {
+                hold.countDown(); // never leave the server's event loop held (closing would wait for it)
+            }
             assertEquals(7, pair.clientCq.take(10, TimeUnit.SECONDS).workRequestId());
             assertEquals(8, pair.clientCq.take(10, TimeUnit.SECONDS).workRequestId());
         }

@@ -90,7 +90,7 @@ class QpStateMachineTest {
     @Test
     void errorIsEnteredExactlyOnceUnderRaces() throws Exception {
         long seed = 0x5EED_0F_57A7EL;
-        int machines = 100_000;
+        int machines = 50_000;
         // As many as there are cores: the threads spin at the start line, so that they really do
         // apply their events at the same instant (a blocking barrier wakes them microseconds apart).
         int threads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
