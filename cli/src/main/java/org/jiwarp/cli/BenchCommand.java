@@ -200,8 +200,10 @@ final class BenchCommand implements Callable<Integer> {
         if (threads != null && threads < 1) {
             throw new CommandLine.ParameterException(line, "--threads must be positive");
         }
-        if (connection.mpaRevision != 1 && connection.mpaRevision != 2) {
-            throw new CommandLine.ParameterException(line, "--mpa-rev must be 1 or 2, not " + connection.mpaRevision);
+        connection.validate(line);
+        ConnectionOptions.checkPort(line, "-p", port, server);
+        if (server && port == 65535) {
+            throw new CommandLine.ParameterException(line, "-p must leave room for the TCP baseline on PORT+1");
         }
         if (emss != null && (emss < 128 || emss > 65535)) {
             throw new CommandLine.ParameterException(line, "--emss must be 128 to 65535, not " + emss);

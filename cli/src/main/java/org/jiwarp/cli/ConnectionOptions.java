@@ -9,6 +9,7 @@ import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.MarkerPolicy;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.rnic.RnicOptions;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /**
@@ -39,6 +40,28 @@ public final class ConnectionOptions {
     @Option(names = "--transport", paramLabel = "auto|epoll|nio", description = "Socket transport: native epoll "
             + "where available (auto, the default), or NIO.")
     RnicOptions.Transport transport = RnicOptions.Transport.AUTO;
+
+    /**
+     * Checks these options against each other; a bad combination is a usage error (exit 2) that
+     * names the options.
+     */
+    public void validate(CommandLine line) {
+        if (mpaRevision != 1 && mpaRevision != 2) {
+            throw new CommandLine.ParameterException(line, "--mpa-rev must be 1 or 2, not " + mpaRevision);
+        }
+        if (peerToPeer && mpaRevision != 2) {
+            throw new CommandLine.ParameterException(line, "--p2p needs --mpa-rev 2 (RFC 6581 peer-to-peer mode "
+                    + "is negotiated in the enhanced setup)");
+        }
+    }
+
+    /** A usage error unless {@code port} is a TCP port: 1 to 65535, or 0 too when {@code zeroAllowed}. */
+    public static void checkPort(CommandLine line, String option, int port, boolean zeroAllowed) {
+        if (port < (zeroAllowed ? 0 : 1) || port > 65535) {
+            throw new CommandLine.ParameterException(line, option + " must be a TCP port, " + (zeroAllowed ? 0 : 1)
+                    + " to 65535, not " + port);
+        }
+    }
 
     /** The MPA settings these options describe, on top of {@code base}. */
     public MpaSettings.Builder mpa(MpaSettings base) {

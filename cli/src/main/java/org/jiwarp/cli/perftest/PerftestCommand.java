@@ -98,9 +98,11 @@ public final class PerftestCommand implements Callable<Integer> {
         if (server && host != null) {
             throw new CommandLine.ParameterException(line, "give a HOST (client) or --server, not both");
         }
-        if (port < 0 || port > 65535 || timeoutSeconds < 1 || acceptTimeoutSeconds < 0 || settleMillis < 0) {
-            throw new CommandLine.ParameterException(line, "-p must be 0 to 65535, --timeout positive, "
-                    + "--accept-timeout and --settle not negative");
+        ConnectionOptions.checkPort(line, "-p", port, host == null);
+        connection.validate(line);
+        if (timeoutSeconds < 1 || acceptTimeoutSeconds < 0 || settleMillis < 0) {
+            throw new CommandLine.ParameterException(line, "--timeout must be positive, --accept-timeout and "
+                    + "--settle not negative");
         }
         PerftestParameters parameters = new PerftestParameters().verb(verb).latency(latency).size(size).iters(iters)
                 .txDepth(txDepth).rxDepth(rxDepth).cqMod(cqMod).outReads(outReads)
