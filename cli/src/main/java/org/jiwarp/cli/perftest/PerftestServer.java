@@ -119,7 +119,7 @@ public final class PerftestServer implements AutoCloseable {
             request.accept(qp, new byte[0]).get(timeout, TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             throw new PerftestException("accepting " + what + " from " + request.remoteAddress() + " failed: "
-                    + e.getCause().getMessage(), e.getCause());
+                    + org.jiwarp.cli.Failures.describe(e.getCause()), e.getCause());
         } catch (TimeoutException e) {
             qp.disconnect();
             throw new PerftestException("accepting " + what + " from " + request.remoteAddress() + " timed out", e);

@@ -665,8 +665,8 @@ final class PerftestSession {
     }
 
     private void printReport(BwReport report) {
-        out.accept(BwReport.HEADER);
-        out.accept(report.line());
+        out.accept(p.reportGbits() ? BwReport.HEADER_GBITS : BwReport.HEADER);
+        out.accept(report.line(p.reportGbits()));
         out.accept(BwReport.RESULT_LINE);
     }
 
