@@ -34,8 +34,16 @@ public final class ConnectionOptions {
     boolean peerToPeer;
 
     @Option(names = "--pcap", paramLabel = "FILE", description = "Record the iWARP connections' traffic in FILE "
-            + "(one FPDU per TCP segment, for Wireshark and jiwarp decode).")
+            + "(one FPDU per TCP segment, for Wireshark and jiwarp decode), written also when the run is stopped "
+            + "with Ctrl-C.")
     Path pcap;
+
+    @Option(names = "--snaplen", paramLabel = "OCTETS", description = "With --pcap: keep this many octets of each "
+            + "segment's TCP payload after its headers (default ${DEFAULT-VALUE}: the MPA, DDP and RDMAP headers and "
+            + "the start of the data); 0 keeps whole segments.")
+    int snapLength = 128;
+
+    private Thread captureHook;
 
     @Option(names = "--transport", paramLabel = "auto|epoll|nio", description = "Socket transport: native epoll "
             + "where available (auto, the default), or NIO.")
@@ -52,6 +60,10 @@ public final class ConnectionOptions {
         if (peerToPeer && mpaRevision != 2) {
             throw new CommandLine.ParameterException(line, "--p2p needs --mpa-rev 2 (RFC 6581 peer-to-peer mode "
                     + "is negotiated in the enhanced setup)");
+        }
+        if (snapLength < 0 || snapLength > 262_144) {
+            throw new CommandLine.ParameterException(line, "--snaplen must be 0 (whole segments) to 262144, not "
+                    + snapLength);
         }
     }
 
@@ -87,9 +99,35 @@ public final class ConnectionOptions {
                 + (peerToPeer ? ", peer-to-peer" : "");
     }
 
-    /** A directory for the per-connection captures that {@link #mergeCapture} then joins, or {@code null}. */
+    /**
+     * A directory for the per-connection captures that {@link #mergeCapture} then joins, or
+     * {@code null} without {@code --pcap}. A shutdown hook merges and removes it if the process is
+     * stopped (Ctrl-C) before {@link #mergeCapture} runs.
+     *
+     * @throws IOException when the directory of {@code --pcap FILE} does not exist (it is not created)
+     */
     public Path captureDirectory() throws IOException {
-        return pcap == null ? null : Files.createTempDirectory("jiwarp-pcap");
+        if (pcap == null) {
+            return null;
+        }
+        Path parent = pcap.toAbsolutePath().getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw new IOException("cannot write --pcap " + pcap + ": the directory " + parent + " does not exist");
+        }
+        if (Files.isDirectory(pcap)) {
+            throw new IOException("cannot write --pcap " + pcap + ": it is a directory");
+        }
+        Path directory = Files.createTempDirectory("jiwarp-pcap");
+        Thread hook = new Thread(() -> {
+            try {
+                joinAndRemove(directory);
+            } catch (IOException e) {
+                System.err.println("jiwarp: could not write " + pcap + " on the way out: " + Failures.describe(e));
+            }
+        }, "jiwarp-pcap-merge");
+        Runtime.getRuntime().addShutdownHook(hook);
+        captureHook = hook;
+        return directory;
     }
 
     /** Joins the per-connection captures into {@code --pcap FILE}, in time order, and removes the directory. */
@@ -97,8 +135,24 @@ public final class ConnectionOptions {
         if (directory == null) {
             return;
         }
+        if (captureHook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(captureHook);
+            } catch (IllegalStateException shuttingDown) {
+                // The hook is running or about to: it does the merge.
+                return;
+            }
+            captureHook = null;
+        }
+        joinAndRemove(directory);
+    }
+
+    private synchronized void joinAndRemove(Path directory) throws IOException {
+        if (!Files.isDirectory(directory)) {
+            return;
+        }
         try {
-            PcapMerge.merge(directory, pcap);
+            PcapMerge.merge(directory, pcap, snapLength);
         } finally {
             try (Stream<Path> files = Files.walk(directory)) {
                 for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {

@@ -77,7 +77,8 @@ class BenchCommandTest {
     @Test
     void pcapRecordsTheConnectionForTheDecoder() {
         Path pcap = temp.resolve("bench.pcap");
-        Run run = jiwarp("bench", "-n", "20", "-s", "2000", "--op", "write", "--crc", "--warmup", "0", "--pcap", pcap);
+        Run run = jiwarp("bench", "-n", "20", "-s", "2000", "--op", "write", "--crc", "--warmup", "0", "--pcap", pcap,
+                "--snaplen", "0");
         assertEquals(0, run.exit(), run.err());
         Run decoded = jiwarp("decode", pcap);
         assertEquals(0, decoded.exit(), decoded.err());
@@ -115,8 +116,8 @@ class BenchCommandTest {
         }
         Run run = jiwarp("bench", "127.0.0.1", "-p", port, "-n", "10", "--warmup", "0");
         assertEquals(1, run.exit(), run.out());
-        assertTrue(run.err().startsWith("jiwarp: "), run.err());
-        assertTrue(run.err().toLowerCase().contains("refused"), run.err());
+        assertEquals("jiwarp bench: connection to 127.0.0.1:" + port + " refused (nothing listening there?)\n",
+                run.err());
     }
 
     static int count(String haystack, String needle) {

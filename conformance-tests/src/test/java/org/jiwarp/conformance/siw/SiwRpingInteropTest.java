@@ -141,7 +141,7 @@ class SiwRpingInteropTest {
         List<Object> args = new ArrayList<>(List.of("ping", "-c", "-a", "127.0.0.1", "-p", relay.port(), "-C", PINGS,
                 "-S", size, "-V", "--mpa-rev", revision));
         if (jiwarpCaptures(size)) {
-            args.addAll(List.of("--pcap", jiwarpPcap));
+            args.addAll(List.of("--pcap", jiwarpPcap, "--snaplen", 0));
         }
         if (crc) {
             args.add("--crc");
@@ -216,7 +216,7 @@ class SiwRpingInteropTest {
         List<Object> args = new ArrayList<>(List.of("ping", "-s", "-a", "127.0.0.1", "-p", port, "--clients", 1,
                 "--mpa-rev", revision));
         if (jiwarpCaptures(size)) {
-            args.addAll(List.of("--pcap", jiwarpPcap));
+            args.addAll(List.of("--pcap", jiwarpPcap, "--snaplen", 0));
         }
         if (crc) {
             args.add("--crc");
