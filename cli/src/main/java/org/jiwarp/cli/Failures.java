@@ -85,6 +85,11 @@ public final class Failures {
         return (address.getAddress() instanceof Inet6Address ? "[" + host + "]" : host) + ":" + address.getPort();
     }
 
+    /** As {@link #address(InetSocketAddress)} for a TCP address; anything else as it prints itself. */
+    public static String address(java.net.SocketAddress address) {
+        return address instanceof InetSocketAddress inet ? address(inet) : String.valueOf(address);
+    }
+
     /** What MPA set up, in words: {@code MPA rev 2, CRC, markers from the peer, IRD 1 / ORD 1}. */
     public static String connection(MpaParameters mpa) {
         StringBuilder text = new StringBuilder("MPA rev ").append(mpa.revision());

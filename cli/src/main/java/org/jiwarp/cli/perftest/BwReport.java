@@ -21,10 +21,6 @@ public record BwReport(long size, long iters, double bwPeak, double bwAvg, doubl
 
     private static final double MB = 0x100000;
 
-    static BwReport zero() {
-        return new BwReport(0, 0, 0, 0, 0);
-    }
-
     /**
      * From the times work was posted ({@code posted[i]} for operation i) and the signalled
      * completions ({@code completedAt[c]} for the operation index {@code completedIndex[c]}), as

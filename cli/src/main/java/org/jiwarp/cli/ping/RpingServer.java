@@ -186,9 +186,7 @@ public final class RpingServer implements AutoCloseable {
         }
 
         private String client() {
-            java.net.SocketAddress remote = request.remoteAddress();
-            return remote instanceof InetSocketAddress inet ? org.jiwarp.cli.Failures.address(inet)
-                    : String.valueOf(remote);
+            return org.jiwarp.cli.Failures.address(request.remoteAddress());
         }
 
         private String terminateNote() {

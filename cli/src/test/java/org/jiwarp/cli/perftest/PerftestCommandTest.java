@@ -63,6 +63,36 @@ class PerftestCommandTest {
     }
 
     @Test
+    void mismatchedIterationsAreNamedByBothSides() throws Exception {
+        for (String test : new String[] {"write", "read"}) {
+            int port = freePort();
+            CompletableFuture<Run> server = CompletableFuture.supplyAsync(() -> jiwarp("perftest", "--test", test,
+                    "-n", 300, "-s", 4096, "-p", port, "--bind", "127.0.0.1", "--accept-timeout", 20, "--timeout", 20));
+            Run client = null;
+            for (int attempt = 0; attempt < 100; attempt++) {
+                client = jiwarp("perftest", "--test", test, "-n", 200, "-s", 4096, "-p", port, "--timeout", 20,
+                        "127.0.0.1");
+                if (client.exit() == 0 || !client.err().contains("refused")) {
+                    break;
+                }
+                Thread.sleep(50);
+            }
+            Run served = server.get(60, TimeUnit.SECONDS);
+            String program = "ib_" + test + "_bw";
+            assertEquals(1, client.exit(), client.err());
+            assertTrue(client.err().contains("jiwarp perftest: " + program + " client failed: the server runs 300 "
+                    + "iterations of 4096 octets and this client ran 200 of 4096: give both ends the same -n and -s\n"),
+                    client.err());
+            // No normal-looking table before the failure.
+            assertTrue(!client.out().contains(BwReport.HEADER), client.out());
+            assertEquals(1, served.exit(), served.err());
+            assertTrue(served.err().contains("jiwarp perftest: " + program + " server failed: the client ran 200 "
+                    + "iterations of 4096 octets and this server expects 300 of 4096: give both ends the same -n and "
+                    + "-s\n"), served.err());
+        }
+    }
+
+    @Test
     void aClientWithNoServerFailsWithOne() throws IOException {
         Run run = jiwarp("perftest", "-n", 10, "-p", freePort(), "--timeout", 5, "127.0.0.1");
         assertEquals(1, run.exit(), run.err());
