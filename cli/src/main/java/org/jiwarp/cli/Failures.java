@@ -16,7 +16,9 @@ import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.mpa.MpaRejectedException;
 import org.jiwarp.rdmap.RdmapException;
+import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
+import org.jiwarp.rnic.WorkCompletion;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
@@ -122,6 +124,21 @@ public final class Failures {
             case WORK_REQUEST_FLUSH_ERROR -> "was flushed because the connection ended";
             case FATAL_ERROR -> "failed because the connection was lost";
         };
+    }
+
+    /** A work request kind in words: {@code RDMA Write}, {@code Send}, {@code receive}. */
+    public static String operation(WcOpcode opcode) {
+        return switch (opcode) {
+            case SEND -> "Send";
+            case RDMA_WRITE -> "RDMA Write";
+            case RDMA_READ -> "RDMA Read";
+            case RECEIVE -> "receive";
+        };
+    }
+
+    /** A completion that was not the expected success, in words: {@code the RDMA Read was flushed ...}. */
+    public static String completion(WorkCompletion wc) {
+        return "the " + operation(wc.opcode()) + " (work request " + wc.workRequestId() + ") " + status(wc.status());
     }
 
     private static String withTerminate(String message, TerminateError error) {

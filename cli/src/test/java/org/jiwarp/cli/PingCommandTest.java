@@ -34,9 +34,9 @@ class PingCommandTest {
         assertEquals(10, count(first.out(), "ping data: rdma-ping-"), first.out());
         assertTrue(first.out().startsWith("ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr"),
                 first.out());
-        // rping's default size, 100 octets: the C string is 99 characters and its NUL.
-        assertEquals("ping data: ".length() + 99, first.out().split("\n")[0].length(), first.out());
-        assertTrue(first.err().contains("10 pings of 100 octets") && first.err().contains("10 validated"), first.err());
+        // rping's default size, 64 octets: the C string is 63 characters and its NUL.
+        assertEquals("ping data: ".length() + 63, first.out().split("\n")[0].length(), first.out());
+        assertTrue(first.err().contains("10 pings of 64 octets") && first.err().contains("10 validated"), first.err());
 
         Run big = jiwarp("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "20", "-V", "-S", "65535", "--crc");
         assertEquals(0, big.exit(), big.err());
@@ -112,7 +112,7 @@ class PingCommandTest {
         // -I: connect from 127.0.0.2; -d: debug lines; no -C: ping until the server leaves.
         Run client = awaitClient("ping", "-c", "-a", "127.0.0.1", "-p", port, "-V", "-I", "127.0.0.2", "-d");
         assertEquals(0, client.exit(), client.err());
-        assertTrue(client.err().contains("4 pings of 100 octets to 127.0.0.1:" + port + ", 4 validated"), client.err());
+        assertTrue(client.err().contains("4 pings of 64 octets to 127.0.0.1:" + port + ", 4 validated"), client.err());
         assertTrue(client.err().contains("then the server closed the connection"), client.err());
         assertTrue(client.err().contains("jiwarp ping: connected to 127.0.0.1:" + port + ": MPA rev 2"), client.err());
         assertEquals(4, count(client.err(), ": round trip "), client.err());

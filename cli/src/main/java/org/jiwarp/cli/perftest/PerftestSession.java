@@ -743,7 +743,9 @@ final class PerftestSession {
 
     private void expect(WorkCompletion wc, WcOpcode opcode, String what) {
         if (wc.status() != WcStatus.SUCCESS || wc.opcode() != opcode) {
-            throw new PerftestException(what + " failed: " + wc
+            throw new PerftestException(what + " failed: " + (wc.status() != WcStatus.SUCCESS
+                    ? org.jiwarp.cli.Failures.completion(wc) : "a " + org.jiwarp.cli.Failures.operation(wc.opcode())
+                            + " completed where a " + org.jiwarp.cli.Failures.operation(opcode) + " was due")
                     + (test.qp().terminateReceived() != null
                             ? "; the peer sent a Terminate: " + test.qp().terminateReceived().describe() : "")
                     + (test.qp().terminateSent() != null

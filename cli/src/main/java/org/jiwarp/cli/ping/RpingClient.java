@@ -143,9 +143,8 @@ public final class RpingClient {
             return;
         }
         if (wc.status() != WcStatus.SUCCESS) {
-            result.completeExceptionally(new IllegalStateException("the " + wc.opcode().toString().toLowerCase(
-                    java.util.Locale.ROOT).replace("rdma_", "RDMA ").replace('_', ' ') + " of ping " + ping + " "
-                    + org.jiwarp.cli.Failures.status(wc.status()) + terminateNote()));
+            result.completeExceptionally(new IllegalStateException("the " + org.jiwarp.cli.Failures.operation(wc.opcode())
+                    + " of ping " + ping + " " + org.jiwarp.cli.Failures.status(wc.status()) + terminateNote()));
             return;
         }
         if (wc.opcode() != WcOpcode.RECEIVE) {

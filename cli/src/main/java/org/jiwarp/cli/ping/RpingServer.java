@@ -132,9 +132,7 @@ public final class RpingServer implements AutoCloseable {
         private void onCompletion(WorkCompletion wc) {
             if (wc.status() != WcStatus.SUCCESS) {
                 if (wc.status() != WcStatus.WORK_REQUEST_FLUSH_ERROR) {
-                    log.accept("client " + client() + ": the " + wc.opcode().toString().toLowerCase(java.util.Locale.ROOT)
-                            .replace("rdma_", "RDMA ").replace('_', ' ') + " "
-                            + org.jiwarp.cli.Failures.status(wc.status()));
+                    log.accept("client " + client() + ": " + org.jiwarp.cli.Failures.completion(wc));
                     qp.disconnect();
                 }
                 return;
