@@ -38,10 +38,16 @@ public final class ConnectionOptions {
             + "with Ctrl-C.")
     Path pcap;
 
-    @Option(names = "--snaplen", paramLabel = "OCTETS", description = "With --pcap: keep this many octets of each "
-            + "segment's TCP payload after its headers (default ${DEFAULT-VALUE}: the MPA, DDP and RDMAP headers and "
-            + "the start of the data); 0 keeps whole segments.")
-    int snapLength = 128;
+    /**
+     * Whole segments by default: tshark (4.0) and jiwarp decode cannot read an FPDU whose end was
+     * cut (tshark shows "MPA FPDU [Packet size limited during capture]", not its DDP and RDMAP
+     * headers), so a cut is for when the file's size matters more than its data FPDUs.
+     */
+    @Option(names = "--snaplen", paramLabel = "OCTETS", description = "With --pcap: keep the headers and this many "
+            + "octets of each segment's TCP payload (128 keeps the MPA, DDP and RDMAP headers; default "
+            + "${DEFAULT-VALUE}: whole segments). An FPDU that is cut shows in tshark and jiwarp decode as a "
+            + "truncated MPA FPDU, without its DDP and RDMAP fields.")
+    int snapLength = 0;
 
     private Thread captureHook;
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code --pcap} as users meet it: a run stopped with Ctrl-C (SIGINT) leaves a capture that decodes
- * and no temporary files; segments are cut to their headers plus {@code --snaplen} octets; a
+ * and no temporary files; segments are whole, or cut to their headers plus {@code --snaplen} octets; a
  * missing directory is an error, not created.
  */
 class PcapCaptureCommandTest {
@@ -72,9 +72,9 @@ class PcapCaptureCommandTest {
     }
 
     @Test
-    void segmentsAreCutToTheirHeadersPlusTheSnapLength() throws Exception {
-        Path cut = capturePing("cut.pcap");
-        Path whole = capturePing("whole.pcap", "--snaplen", "0");
+    void segmentsAreWholeByDefaultAndCutToTheirHeadersPlusTheSnapLength() throws Exception {
+        Path cut = capturePing("cut.pcap", "--snaplen", "128");
+        Path whole = capturePing("whole.pcap");
         Path wider = capturePing("wider.pcap", "--snaplen", "500");
         int truncated = 0;
         for (PcapRecord record : PcapFile.read(cut).records()) {
@@ -91,10 +91,12 @@ class PcapCaptureCommandTest {
             assertEquals(record.originalLength(), record.capturedLength(), record.toString());
         }
         assertEquals(128 + 14 + 40 + 60, PcapFile.read(cut).snapLength());
-        // The headers survive the cut: the decoder still names every FPDU's first segment.
-        Run decoded = jiwarp("decode", cut);
+        assertEquals(262_144, PcapFile.read(whole).snapLength());
+        // Whole segments decode completely: three pings, each with its Read Response and Write.
+        Run decoded = jiwarp("decode", whole);
         assertEquals(0, decoded.exit(), decoded.err());
-        assertTrue(decoded.out().contains("MPA Request Frame rev=2"), decoded.out());
+        assertEquals(3, count(decoded.out(), " Read Response [last DDP segment]"), decoded.out());
+        assertEquals(3, count(decoded.out(), " Write [last DDP segment]"), decoded.out());
     }
 
     @Test
