@@ -33,7 +33,8 @@ csv=$(mktemp)
 java -jar "$jar" 'Crc32cBenchmark|FpduFramingBenchmark|PlacementBenchmark|WriteBandwidthBenchmark' \
   -rf csv -rff "$csv" >/dev/null
 # One row per benchmark and parameter set: the payload counter in GB/s where there is one.
-awk -F, 'NR == 1 { for (i = 8; i <= NF; i++) { gsub(/"/, "", $i); sub(/^Param: /, "", $i); param[i] = $i }; next }
+awk -F, '{ sub(/\r$/, "") }
+  NR == 1 { for (i = 8; i <= NF; i++) { gsub(/"/, "", $i); sub(/^Param: /, "", $i); param[i] = $i }; next }
   { gsub(/"/, "") }
   $1 ~ /:(ulpduBytes|payloadBytes|writtenBytes|bytes)$/ || $1 ~ /Crc32c/ {
     name = $1; sub(/^org\.jiwarp\.benchmarks\./, "", name)

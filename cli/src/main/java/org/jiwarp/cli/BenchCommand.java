@@ -3,8 +3,10 @@ package org.jiwarp.cli;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.jiwarp.cli.bench.BenchMode;
@@ -152,14 +154,14 @@ final class BenchCommand implements Callable<Integer> {
                             } : null));
                         }
                         if (interactive) {
-                            err.print("\r" + " ".repeat(79) + "\r");
+                            err.print("\r" + " ".repeat(100) + "\r");
                             err.flush();
                         }
                     }
                 }
             }
             if (json) {
-                BenchReport.json(out, results, title);
+                BenchReport.json(out, results, jsonSettings(settings));
             } else if (markdown) {
                 BenchReport.markdown(out, title, results);
             } else {
@@ -200,8 +202,10 @@ final class BenchCommand implements Callable<Integer> {
         if (threads != null && threads < 1) {
             throw new CommandLine.ParameterException(line, "--threads must be positive");
         }
-        if (connection.mpaRevision != 1 && connection.mpaRevision != 2) {
-            throw new CommandLine.ParameterException(line, "--mpa-rev must be 1 or 2, not " + connection.mpaRevision);
+        connection.validate(line);
+        ConnectionOptions.checkPort(line, "-p", port, server);
+        if (server && port == 65535) {
+            throw new CommandLine.ParameterException(line, "-p must leave room for the TCP baseline on PORT+1");
         }
         if (emss != null && (emss < 128 || emss > 65535)) {
             throw new CommandLine.ParameterException(line, "--emss must be 128 to 65535, not " + emss);
@@ -248,6 +252,30 @@ final class BenchCommand implements Callable<Integer> {
             return Limit.seconds(duration);
         }
         return Limit.iterations(iterations != null ? iterations : latency ? 1000 : 5000);
+    }
+
+    /** The settings of the run as JSON fields; {@code null} where a setting does not apply. */
+    private Map<String, Object> jsonSettings(BenchRun.Settings settings) {
+        Map<String, Object> mpa = new LinkedHashMap<>();
+        mpa.put("revision", connection.mpaRevision);
+        mpa.put("crc", connection.crc);
+        mpa.put("markers", connection.markers);
+        mpa.put("peerToPeer", connection.peerToPeer);
+        mpa.put("emss", emss);
+        Map<String, Object> map = new LinkedHashMap<>();
+        map.put("mode", latency ? "latency" : "bandwidth");
+        map.put("queuePairs", queuePairs);
+        map.put("txDepth", txDepth != null ? txDepth : latency ? 1 : 128);
+        map.put("cqMod", latency ? null : cqMod);
+        map.put("iterationsPerQueuePair", limit().timed() ? null : iterations != null ? iterations : latency ? 1000 : 5000);
+        map.put("durationSeconds", duration);
+        map.put("warmupSeconds", warmup);
+        map.put("mpa", mpa);
+        map.put("transport", connection.transport.name().toLowerCase(Locale.ROOT));
+        map.put("threads", settings.threads());
+        map.put("host", host);
+        map.put("baseline", baseline);
+        return map;
     }
 
     private String title(BenchRun.Settings settings) {

@@ -9,6 +9,7 @@ import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.MarkerPolicy;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.rnic.RnicOptions;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /**
@@ -33,12 +34,52 @@ public final class ConnectionOptions {
     boolean peerToPeer;
 
     @Option(names = "--pcap", paramLabel = "FILE", description = "Record the iWARP connections' traffic in FILE "
-            + "(one FPDU per TCP segment, for Wireshark and jiwarp decode).")
+            + "(one FPDU per TCP segment, for Wireshark and jiwarp decode), written also when the run is stopped "
+            + "with Ctrl-C.")
     Path pcap;
+
+    /**
+     * Whole segments by default: tshark (4.0) and jiwarp decode cannot read an FPDU whose end was
+     * cut (tshark shows "MPA FPDU [Packet size limited during capture]", not its DDP and RDMAP
+     * headers), so a cut is for when the file's size matters more than its data FPDUs.
+     */
+    @Option(names = "--snaplen", paramLabel = "OCTETS", description = "With --pcap: keep the headers and this many "
+            + "octets of each segment's TCP payload (128 keeps the MPA, DDP and RDMAP headers; default "
+            + "${DEFAULT-VALUE}: whole segments). An FPDU that is cut shows in tshark and jiwarp decode as a "
+            + "truncated MPA FPDU, without its DDP and RDMAP fields.")
+    int snapLength = 0;
+
+    private Thread captureHook;
 
     @Option(names = "--transport", paramLabel = "auto|epoll|nio", description = "Socket transport: native epoll "
             + "where available (auto, the default), or NIO.")
     RnicOptions.Transport transport = RnicOptions.Transport.AUTO;
+
+    /**
+     * Checks these options against each other; a bad combination is a usage error (exit 2) that
+     * names the options.
+     */
+    public void validate(CommandLine line) {
+        if (mpaRevision != 1 && mpaRevision != 2) {
+            throw new CommandLine.ParameterException(line, "--mpa-rev must be 1 or 2, not " + mpaRevision);
+        }
+        if (peerToPeer && mpaRevision != 2) {
+            throw new CommandLine.ParameterException(line, "--p2p needs --mpa-rev 2 (RFC 6581 peer-to-peer mode "
+                    + "is negotiated in the enhanced setup)");
+        }
+        if (snapLength < 0 || snapLength > 262_144) {
+            throw new CommandLine.ParameterException(line, "--snaplen must be 0 (whole segments) to 262144, not "
+                    + snapLength);
+        }
+    }
+
+    /** A usage error unless {@code port} is a TCP port: 1 to 65535, or 0 too when {@code zeroAllowed}. */
+    public static void checkPort(CommandLine line, String option, int port, boolean zeroAllowed) {
+        if (port < (zeroAllowed ? 0 : 1) || port > 65535) {
+            throw new CommandLine.ParameterException(line, option + " must be a TCP port, " + (zeroAllowed ? 0 : 1)
+                    + " to 65535, not " + port);
+        }
+    }
 
     /** The MPA settings these options describe, on top of {@code base}. */
     public MpaSettings.Builder mpa(MpaSettings base) {
@@ -64,9 +105,35 @@ public final class ConnectionOptions {
                 + (peerToPeer ? ", peer-to-peer" : "");
     }
 
-    /** A directory for the per-connection captures that {@link #mergeCapture} then joins, or {@code null}. */
+    /**
+     * A directory for the per-connection captures that {@link #mergeCapture} then joins, or
+     * {@code null} without {@code --pcap}. A shutdown hook merges and removes it if the process is
+     * stopped (Ctrl-C) before {@link #mergeCapture} runs.
+     *
+     * @throws IOException when the directory of {@code --pcap FILE} does not exist (it is not created)
+     */
     public Path captureDirectory() throws IOException {
-        return pcap == null ? null : Files.createTempDirectory("jiwarp-pcap");
+        if (pcap == null) {
+            return null;
+        }
+        Path parent = pcap.toAbsolutePath().getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw new IOException("cannot write --pcap " + pcap + ": the directory " + parent + " does not exist");
+        }
+        if (Files.isDirectory(pcap)) {
+            throw new IOException("cannot write --pcap " + pcap + ": it is a directory");
+        }
+        Path directory = Files.createTempDirectory("jiwarp-pcap");
+        Thread hook = new Thread(() -> {
+            try {
+                joinAndRemove(directory);
+            } catch (IOException e) {
+                System.err.println("jiwarp: could not write " + pcap + " on the way out: " + Failures.describe(e));
+            }
+        }, "jiwarp-pcap-merge");
+        Runtime.getRuntime().addShutdownHook(hook);
+        captureHook = hook;
+        return directory;
     }
 
     /** Joins the per-connection captures into {@code --pcap FILE}, in time order, and removes the directory. */
@@ -74,8 +141,24 @@ public final class ConnectionOptions {
         if (directory == null) {
             return;
         }
+        if (captureHook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(captureHook);
+            } catch (IllegalStateException shuttingDown) {
+                // The hook is running or about to: it does the merge.
+                return;
+            }
+            captureHook = null;
+        }
+        joinAndRemove(directory);
+    }
+
+    private synchronized void joinAndRemove(Path directory) throws IOException {
+        if (!Files.isDirectory(directory)) {
+            return;
+        }
         try {
-            PcapMerge.merge(directory, pcap);
+            PcapMerge.merge(directory, pcap, snapLength);
         } finally {
             try (Stream<Path> files = Files.walk(directory)) {
                 for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {

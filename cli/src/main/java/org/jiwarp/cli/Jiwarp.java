@@ -1,7 +1,12 @@
 package org.jiwarp.cli;
 
+import java.util.Arrays;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
 
 /**
  * The {@code jiwarp} command.
@@ -25,20 +30,64 @@ public final class Jiwarp implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand: "
+                + String.join(", ", spec.subcommands().keySet()));
     }
 
-    /** Builds the command line with jiwarp's conventions. */
+    private boolean debug;
+
+    /** Inherited by every subcommand, so that it may follow the subcommand's name. */
+    @Option(names = "--debug", scope = ScopeType.INHERIT,
+            description = "On an error, also print the Java exception with its stack trace, and show log warnings.")
+    void debug(boolean on) {
+        debug = on;
+    }
+
+    /**
+     * Builds the command line with jiwarp's conventions: a usage error is one line naming the
+     * subcommand and pointing to its help (exit 2); a runtime error is one sentence in words
+     * (exit 1), with the Java exception only under {@code --debug}.
+     */
     public static CommandLine commandLine() {
-        CommandLine commandLine = new CommandLine(new Jiwarp()).setCaseInsensitiveEnumValuesAllowed(true);
+        Jiwarp jiwarp = new Jiwarp();
+        CommandLine commandLine = new CommandLine(jiwarp).setCaseInsensitiveEnumValuesAllowed(true);
+        commandLine.setParameterExceptionHandler((exception, args) -> {
+            CommandLine line = exception.getCommandLine();
+            String name = line.getCommandSpec().qualifiedName();
+            String message = exception.getMessage() == null ? "invalid command line" : exception.getMessage();
+            if (exception instanceof CommandLine.UnmatchedArgumentException unmatched && line.getParent() == null
+                    && !unmatched.getUnmatched().isEmpty() && !unmatched.getUnmatched().get(0).startsWith("-")) {
+                message = "unknown subcommand '" + unmatched.getUnmatched().get(0) + "'";
+            }
+            message = Character.toLowerCase(message.charAt(0)) + message.substring(1);
+            line.getErr().println(name + ": " + message + " (see '" + name + " --help')");
+            line.getErr().flush();
+            return EXIT_USAGE;
+        });
         commandLine.setExecutionExceptionHandler((exception, line, parseResult) -> {
-            line.getErr().println("jiwarp: " + exception.getMessage());
+            line.getErr().println(line.getCommandSpec().qualifiedName() + ": " + Failures.describe(exception));
+            if (jiwarp.debug) {
+                Failures.unwrap(exception).printStackTrace(line.getErr());
+            }
+            line.getErr().flush();
             return EXIT_RUNTIME_ERROR;
         });
         return commandLine;
     }
 
+    /** {@code true} when {@code --debug} was given. */
+    public static boolean debug(CommandLine line) {
+        while (line.getParent() != null) {
+            line = line.getParent();
+        }
+        return ((Jiwarp) line.getCommand()).debug;
+    }
+
     public static void main(String[] args) {
+        if (!Arrays.asList(args).contains("--debug")) {
+            // Netty and the stack log through java.util.logging; their lines name Java classes.
+            Logger.getLogger("").setLevel(Level.SEVERE);
+        }
         System.exit(commandLine().execute(args));
     }
 

@@ -15,17 +15,27 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code jiwarp ping}: rdma-core's rping, interoperable with it in both roles, with rping's flags.
- * As a server it serves clients one after another (or at once) until stopped, each with the CRC and
- * markers its MPA Request asks for.
+ * {@code jiwarp ping}: rdma-core's rping, interoperable with it in both roles, with rping's flags
+ * and defaults: {@code -S} 64 octets, a client that pings until the server leaves unless {@code -C},
+ * a server that exits after one client unless {@code -P}. Each connection gets the CRC and markers
+ * its MPA Request asks for.
  */
 @Command(name = "ping", sortOptions = false,
         description = {"rping over jiwarp: the client advertises a buffer by Send, the server RDMA Reads it and "
                 + "RDMA Writes it back, the client checks it (-V).",
-                "Talks to rdma-core's rping in both roles."})
+                "Talks to rdma-core's rping in both roles, with rping's flags."})
 final class PingCommand implements Callable<Integer> {
 
-    @Option(names = "-s", description = "Server: serve clients until stopped (or --clients).")
+    /** rping's port. */
+    static final int DEFAULT_PORT = 7174;
+    /**
+     * rping's default ping size: 64 octets, what rping sets (rping(8) says 100, but a jiwarp client
+     * of 100 octets breaks against a default rping server, whose 64-octet buffer cannot take its
+     * Read Response: siw answers with a DDP base-or-bounds Terminate).
+     */
+    static final int DEFAULT_SIZE = 64;
+
+    @Option(names = "-s", description = "Server: serve one client, then exit (-P: serve clients until stopped).")
     boolean server;
 
     @Option(names = "-c", description = "Client.")
@@ -35,15 +45,19 @@ final class PingCommand implements Callable<Integer> {
             + "bind (server; default all).")
     String address;
 
+    @Option(names = "-I", paramLabel = "ADDRESS", description = "Client: the local address to connect from.")
+    String source;
+
     @Option(names = "-p", paramLabel = "PORT", description = "Port (default ${DEFAULT-VALUE}).")
-    int port = 7174;
+    int port = DEFAULT_PORT;
 
     @Option(names = "-C", paramLabel = "COUNT", description = "Pings to make (client; default 0: until the server "
-            + "goes away).")
+            + "goes away), or to serve each client before closing its connection (server).")
     long count;
 
-    @Option(names = "-S", paramLabel = "SIZE", description = "Ping data size, 26 to 65535 (default ${DEFAULT-VALUE}).")
-    int size = 64;
+    @Option(names = "-S", paramLabel = "SIZE", description = "Ping data size, 26 to 65535 (default ${DEFAULT-VALUE}). "
+            + "The server serves every size.")
+    int size = DEFAULT_SIZE;
 
     @Option(names = "-V", description = "Validate the ping data.")
     boolean validate;
@@ -51,11 +65,22 @@ final class PingCommand implements Callable<Integer> {
     @Option(names = "-v", description = "Print the ping data.")
     boolean verbose;
 
-    @Option(names = "-q", description = "Quiet: no summary or connection lines, only errors.")
+    @Option(names = "-d", description = "Debug lines: each connection's MPA settings, each ping's round trip.")
+    boolean debugLines;
+
+    @Option(names = "-P", description = "Server: persistent, serve clients one after another or at once until "
+            + "stopped.")
+    boolean persistent;
+
+    @Option(names = "-q", description = "Create and move the queue pair in the application, not in rdma_cm "
+            + "(jiwarp always does: accepted for rping's sake).")
+    boolean selfCreatedQp;
+
+    @Option(names = "--quiet", description = "No summary or connection lines, only errors.")
     boolean quiet;
 
     @Option(names = "--clients", paramLabel = "N", description = "Server: exit after N clients have come and gone "
-            + "(default 0: never).")
+            + "(implies -P).")
     long clients;
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
@@ -76,57 +101,91 @@ final class PingCommand implements Callable<Integer> {
         if (client && address == null) {
             throw new CommandLine.ParameterException(line, "the client needs the server's address: -a ADDRESS");
         }
+        if (server && source != null) {
+            throw new CommandLine.ParameterException(line, "-I is for the client; the server binds -a ADDRESS");
+        }
+        if (client && (persistent || clients != 0)) {
+            throw new CommandLine.ParameterException(line, "-P and --clients are for the server (-s)");
+        }
         if (size < 26 || size > 65535) {
-            throw new CommandLine.ParameterException(line, "invalid size " + size + " (valid range is 26 to 65535)");
+            throw new CommandLine.ParameterException(line, "invalid size " + size
+                    + " (valid range is 26 to 65535)");
         }
-        if (count < 0 || clients < 0 || port < 0 || port > 65535) {
-            throw new CommandLine.ParameterException(line, "-C, --clients and -p must not be negative (-p at most 65535)");
+        if (count < 0 || clients < 0) {
+            throw new CommandLine.ParameterException(line, "-C and --clients must not be negative");
         }
-        if (connection.mpaRevision != 1 && connection.mpaRevision != 2) {
-            throw new CommandLine.ParameterException(line, "--mpa-rev must be 1 or 2, not " + connection.mpaRevision);
-        }
+        ConnectionOptions.checkPort(line, "-p", port, server);
+        connection.validate(line);
+        InetSocketAddress bind = server ? socketAddress(address, port) : null;
+        InetSocketAddress from = source != null ? socketAddress(source, 0) : null;
         PrintWriter out = line.getOut();
         PrintWriter err = line.getErr();
         Path capture = connection.captureDirectory();
         try (Rnic rnic = Rnic.open(connection.rnicOptions(1, capture))) {
-            return server ? serve(rnic, out, err) : ping(rnic, out, err);
+            return server ? serve(rnic, bind, out, err) : ping(rnic, from, out, err);
         } finally {
             connection.mergeCapture(capture);
         }
     }
 
-    private int serve(Rnic rnic, PrintWriter out, PrintWriter err) throws InterruptedException {
-        InetSocketAddress bind = address == null ? new InetSocketAddress(port) : new InetSocketAddress(address, port);
-        try (RpingServer rping = new RpingServer(rnic, bind, verbose, line -> print(out, line),
-                line -> {
+    /** An address to bind: a usage error when it is not one. */
+    private InetSocketAddress socketAddress(String host, int port) {
+        if (host == null) {
+            return new InetSocketAddress(port);
+        }
+        InetSocketAddress address = new InetSocketAddress(host, port);
+        if (address.isUnresolved()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "unknown host " + host);
+        }
+        return address;
+    }
+
+    private int serve(Rnic rnic, InetSocketAddress bind, PrintWriter out, PrintWriter err) {
+        long clientsToServe = clients > 0 ? clients : persistent ? 0 : 1;
+        try (RpingServer rping = new RpingServer(rnic, bind, verbose, count, text -> print(out, text),
+                text -> {
                     if (!quiet) {
-                        print(err, "jiwarp ping: " + line);
+                        print(err, "jiwarp ping: " + text);
                     }
                 })) {
             if (!quiet) {
-                print(err, "jiwarp ping: serving on " + rping.localAddress() + " (" + connection.describe() + ")");
+                print(err, "jiwarp ping: serving on " + Failures.address(rping.localAddress()) + " ("
+                        + connection.describe() + "; " + (clientsToServe == 0 ? "until stopped"
+                        : clientsToServe == 1 ? "one client" : clientsToServe + " clients") + ")");
             }
-            while (clients == 0 || rping.clientsGone() < clients) {
+            while (clientsToServe == 0 || rping.clientsGone() < clientsToServe) {
                 Thread.sleep(50);
             }
+        } catch (InterruptedException stopped) {
+            // Stopped from outside (a persistent server's end): not an error.
+            Thread.currentThread().interrupt();
         }
         return 0;
     }
 
-    private int ping(Rnic rnic, PrintWriter out, PrintWriter err) throws InterruptedException {
+    private int ping(Rnic rnic, InetSocketAddress from, PrintWriter out, PrintWriter err)
+            throws InterruptedException {
         InetSocketAddress server = new InetSocketAddress(address, port);
+        if (server.isUnresolved()) {
+            print(err, "jiwarp ping: unknown host " + address);
+            return Jiwarp.EXIT_RUNTIME_ERROR;
+        }
         try {
-            RpingClient.Result result = RpingClient.run(rnic, server, size, count, validate, verbose,
-                    line -> print(out, line)).get();
+            RpingClient.Result result = RpingClient.run(rnic, server, from, size, count, validate, verbose,
+                    text -> print(out, text), debugLines ? text -> print(err, "jiwarp ping: " + text) : null).get();
             if (!quiet) {
                 print(err, String.format(Locale.ROOT, "jiwarp ping: %d pings of %d octets to %s%s; round trip "
-                                + "p50 %.1f us, max %.1f us", result.pings(), size, server,
+                                + "p50 %.1f us, max %.1f us%s", result.pings(), size, Failures.address(server),
                         validate ? ", " + result.validated() + " validated" : "",
-                        result.roundTrips().getValueAtPercentile(50) / 1e3, result.roundTrips().getMaxValue() / 1e3));
+                        result.roundTrips().getValueAtPercentile(50) / 1e3, result.roundTrips().getMaxValue() / 1e3,
+                        result.serverLeft() ? "; then the server closed the connection" : ""));
             }
             return 0;
         } catch (ExecutionException e) {
-            print(err, "jiwarp ping: " + e.getCause().getMessage());
+            print(err, "jiwarp ping: " + Failures.describe(e.getCause()));
+            if (Jiwarp.debug(spec.commandLine())) {
+                e.getCause().printStackTrace(err);
+            }
             return Jiwarp.EXIT_RUNTIME_ERROR;
         }
     }

@@ -32,8 +32,10 @@ class PingCommandTest {
         Run first = awaitClient("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "10", "-V", "-v");
         assertEquals(0, first.exit(), first.err());
         assertEquals(10, count(first.out(), "ping data: rdma-ping-"), first.out());
-        assertTrue(first.out().startsWith("ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr\n"),
+        assertTrue(first.out().startsWith("ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr"),
                 first.out());
+        // rping's default size, 64 octets: the C string is 63 characters and its NUL.
+        assertEquals("ping data: ".length() + 63, first.out().split("\n")[0].length(), first.out());
         assertTrue(first.err().contains("10 pings of 64 octets") && first.err().contains("10 validated"), first.err());
 
         Run big = jiwarp("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "20", "-V", "-S", "65535", "--crc");
@@ -47,9 +49,9 @@ class PingCommandTest {
         Run served = server.get(60, TimeUnit.SECONDS);
         assertEquals(0, served.exit(), served.err());
         assertEquals(40, count(served.out(), "server ping data: rdma-ping-"), served.out());
-        assertTrue(served.err().contains("CRC on"), served.err());
+        assertTrue(served.err().contains("connected: MPA rev 2, CRC, IRD 1 / ORD 1"), served.err());
         // M in the Request asks the responder to send markers (RFC 5044 section 7.1).
-        assertTrue(served.err().contains("markers to / not from the peer"), served.err());
+        assertTrue(served.err().contains("connected: MPA rev 1, no CRC, markers to the peer"), served.err());
         assertEquals(3, count(served.err(), " gone after "), served.err());
     }
 
@@ -82,11 +84,96 @@ class PingCommandTest {
             {"ping", "-c", "-a", "127.0.0.1", "-S", "65536"},
             {"ping", "-c", "-a", "127.0.0.1", "-C", "-1"},
             {"ping", "-c", "-a", "127.0.0.1", "--mpa-rev", "0"},
+            {"ping", "-c", "-a", "127.0.0.1", "--p2p", "--mpa-rev", "1"},
+            {"ping", "-c", "-a", "127.0.0.1", "-p", "99999"},
+            {"ping", "-c", "-a", "127.0.0.1", "-p", "0"},
+            {"ping", "-c", "-a", "127.0.0.1", "-P"},
+            {"ping", "-s", "-I", "127.0.0.1"},
+            {"ping", "-c", "-a", "127.0.0.1", "--no-such-flag"},
         };
         for (String[] args : bad) {
             Run run = jiwarp((Object[]) args);
-            assertEquals(2, run.exit(), String.join(" ", args) + ": " + run.err());
+            String what = String.join(" ", args) + ": " + run.err();
+            assertEquals(2, run.exit(), what);
+            // One line, naming the subcommand and pointing to its help; no usage dump.
+            assertEquals(1, count(run.err(), "\n"), what);
+            assertTrue(run.err().startsWith("jiwarp ping: ") && run.err().endsWith("(see 'jiwarp ping --help')\n"),
+                    what);
+            assertTrue(run.out().isEmpty(), what);
         }
+    }
+
+    @Test
+    void aServerWithoutPServesOneClientAndMinusCEndsAnEndlessPing() throws Exception {
+        int port = freePort();
+        // rping -s -C 4: serve four pings, then hang up; no -P: then exit.
+        CompletableFuture<Run> server = CompletableFuture.supplyAsync(() ->
+                jiwarp("ping", "-s", "-a", "127.0.0.1", "-p", port, "-C", "4", "-q"));
+        // -I: connect from 127.0.0.2; -d: debug lines; no -C: ping until the server leaves.
+        Run client = awaitClient("ping", "-c", "-a", "127.0.0.1", "-p", port, "-V", "-I", "127.0.0.2", "-d");
+        assertEquals(0, client.exit(), client.err());
+        assertTrue(client.err().contains("4 pings of 64 octets to 127.0.0.1:" + port + ", 4 validated"), client.err());
+        assertTrue(client.err().contains("then the server closed the connection"), client.err());
+        assertTrue(client.err().contains("jiwarp ping: connected to 127.0.0.1:" + port + ": MPA rev 2"), client.err());
+        assertEquals(4, count(client.err(), ": round trip "), client.err());
+        Run served = server.get(60, TimeUnit.SECONDS);
+        assertEquals(0, served.exit(), served.err());
+        // The server exited after its one client: a second one is refused.
+        Run second = jiwarp("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "1");
+        assertEquals(1, second.exit(), second.err());
+        assertEquals("jiwarp ping: connection to 127.0.0.1:" + port + " refused (nothing listening there?)\n",
+                second.err());
+    }
+
+    @Test
+    void minusIConnectsFromTheGivenAddress() throws Exception {
+        int port = freePort();
+        CompletableFuture<Run> server = CompletableFuture.supplyAsync(() ->
+                jiwarp("ping", "-s", "-a", "127.0.0.1", "-p", port));
+        Run client = awaitClient("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "2", "-I", "127.0.0.2", "-q");
+        assertEquals(0, client.exit(), client.err());
+        Run served = server.get(60, TimeUnit.SECONDS);
+        assertTrue(served.err().contains("client 127.0.0.2:"), served.err());
+    }
+
+    @Test
+    void aPersistentServerServesUntilStopped() throws Exception {
+        int port = freePort();
+        CompletableFuture<Run> server = new CompletableFuture<>();
+        Thread serving = new Thread(() -> server.complete(jiwarp("ping", "-s", "-P", "-a", "127.0.0.1", "-p", port)));
+        serving.start();
+        for (int i = 0; i < 3; i++) {
+            Run client = awaitClient("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "2", "-V", "-q");
+            assertEquals(0, client.exit(), "client " + i + ": " + client.err());
+        }
+        serving.interrupt();
+        Run served = server.get(60, TimeUnit.SECONDS);
+        assertEquals(0, served.exit(), served.err());
+        assertEquals(3, count(served.err(), " gone after 2 pings"), served.err());
+    }
+
+    @Test
+    void rpingFlagsWithoutAMeaningHereAreAccepted() throws Exception {
+        int port = freePort();
+        CompletableFuture<Run> server = CompletableFuture.supplyAsync(() ->
+                jiwarp("ping", "-s", "-a", "127.0.0.1", "-p", port, "-q", "-S", "30", "-d"));
+        Run client = awaitClient("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "2", "-q", "-S", "26", "-V");
+        assertEquals(0, client.exit(), client.err());
+        assertTrue(client.err().contains("2 pings of 26 octets"), client.err());
+        assertEquals(0, server.get(60, TimeUnit.SECONDS).exit());
+    }
+
+    @Test
+    void errorsAreSentencesWithoutJavaNames() {
+        Run unknown = jiwarp("ping", "-c", "-a", "no-such-host.invalid", "-C", "1");
+        assertEquals(1, unknown.exit(), unknown.err());
+        assertEquals("jiwarp ping: unknown host no-such-host.invalid\n", unknown.err());
+        Run debug = jiwarp("ping", "-c", "-a", "127.0.0.1", "-p", "1", "-C", "1", "--debug");
+        assertEquals(1, debug.exit(), debug.err());
+        assertTrue(debug.err().startsWith("jiwarp ping: connection to 127.0.0.1:1 refused (nothing listening there?)\n"
+                + "io.netty.channel."), debug.err());
+        Run plain = jiwarp("ping", "-c", "-a", "127.0.0.1", "-p", "1", "-C", "1");
+        assertEquals("jiwarp ping: connection to 127.0.0.1:1 refused (nothing listening there?)\n", plain.err());
     }
 
     @Test

@@ -8,6 +8,7 @@ import org.jiwarp.mpa.MpaParameters;
  *
  * @param initiator       {@code true} on the end that connected
  * @param revision        the MPA revision in use (1 or 2)
+ * @param enhanced        whether the RFC 6581 enhanced setup took place (IRD and ORD were exchanged)
  * @param crc             CRCs in both directions
  * @param markersToPeer   this end inserts markers in what it sends
  * @param markersFromPeer the peer inserts markers in what it sends
@@ -18,7 +19,7 @@ import org.jiwarp.mpa.MpaParameters;
  * @param mulpdu          the largest ULPDU this end puts in one FPDU
  * @param peerPrivateData the peer's private data
  */
-public record ConnectionParameters(boolean initiator, int revision, boolean crc, boolean markersToPeer,
+public record ConnectionParameters(boolean initiator, int revision, boolean enhanced, boolean crc, boolean markersToPeer,
         boolean markersFromPeer, int ird, int ord, boolean peerToPeer, Rtr rtr, int mulpdu,
         byte[] peerPrivateData) {
 
@@ -32,7 +33,7 @@ public record ConnectionParameters(boolean initiator, int revision, boolean crc,
     }
 
     static ConnectionParameters of(MpaParameters p) {
-        return new ConnectionParameters(p.initiator(), p.revision(), p.crc(), p.markersToPeer(), p.markersFromPeer(),
+        return new ConnectionParameters(p.initiator(), p.revision(), p.enhanced(), p.crc(), p.markersToPeer(), p.markersFromPeer(),
                 p.ird(), p.ord(), p.peerToPeer(), p.rtr() == null ? null : Rtr.valueOf(p.rtr().name()), p.mulpdu(),
                 p.peerPrivateData());
     }

@@ -52,6 +52,9 @@ import org.jiwarp.capture.pcap.TcpSegment;
  * least 1 µs apart. Outbound bytes are recorded when written to the socket, inbound bytes once a
  * whole unit has arrived; acknowledgment numbers follow what has been recorded.
  *
+ * <p>The file is flushed after each read batch and each outbound flush, so that a process stopped
+ * mid-run leaves a readable file, cut at most within the last batch.
+ *
  * <p>Everything runs on the connection's event loop. Messages pass on untouched: this handler copies
  * the readable bytes and neither retains nor releases anything. An I/O error ends the capture (with
  * a warning in the log), never the connection.
@@ -157,6 +160,32 @@ final class PcapCapture extends ChannelDuplexHandler {
             record(initiator, (ByteBuf) msg);
         }
         ctx.write(msg, promise);
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+        flushFile();
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void flush(ChannelHandlerContext ctx) throws Exception {
+        flushFile();
+        ctx.flush();
+    }
+
+    /**
+     * Puts what is buffered into the file once per read batch and per outbound flush, so that a
+     * process killed mid-run (Ctrl-C) leaves a file that ends at most one batch early.
+     */
+    private void flushFile() {
+        if (writer != null) {
+            try {
+                writer.flush();
+            } catch (IOException e) {
+                fail(e);
+            }
+        }
     }
 
     @Override

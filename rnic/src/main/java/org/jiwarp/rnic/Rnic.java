@@ -157,6 +157,15 @@ public final class Rnic implements AutoCloseable {
 
     /** Connects {@code qp} (IDLE) to a listening peer; completes when the QP is RTS. */
     public CompletableFuture<QueuePair> connect(QueuePair qp, InetSocketAddress remote, byte[] privateData) {
+        return connect(qp, remote, null, privateData);
+    }
+
+    /**
+     * Connects {@code qp} (IDLE) to a listening peer from {@code local} (rdma_resolve_addr's source
+     * address; {@code null}: any); completes when the QP is RTS.
+     */
+    public CompletableFuture<QueuePair> connect(QueuePair qp, InetSocketAddress remote, InetSocketAddress local,
+            byte[] privateData) {
         if (qp.state() != QpState.IDLE) {
             throw new IllegalStateException(qp + " is not IDLE");
         }
@@ -177,7 +186,7 @@ public final class Rnic implements AutoCloseable {
                         ch.pipeline().addLast("mpa", mpa);
                         ch.pipeline().addLast("qp-" + qp.number(), connection);
                     }
-                }).connect(remote);
+                }).connect(remote, local);
         connect.addListener(f -> {
             if (!f.isSuccess()) {
                 connection.established().completeExceptionally(f.cause());

@@ -13,6 +13,12 @@ public interface CaptureWriter extends Closeable {
     /** Writes one packet captured at {@code timestampNanos} since the epoch. */
     void write(long timestampNanos, byte[] frame) throws IOException;
 
+    /**
+     * Writes the first {@code captured} octets of a packet that was {@code originalLength} octets on
+     * the wire (a snap length, as tcpdump's {@code -s}).
+     */
+    void writeCut(long timestampNanos, byte[] frame, int captured, int originalLength) throws IOException;
+
     /** Pushes what was written to the underlying stream. */
     void flush() throws IOException;
 

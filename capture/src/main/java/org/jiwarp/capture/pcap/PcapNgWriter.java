@@ -55,10 +55,15 @@ public final class PcapNgWriter implements CaptureWriter {
 
     @Override
     public void write(long timestampNanos, byte[] frame) throws IOException {
+        writeCut(timestampNanos, frame, frame.length, frame.length);
+    }
+
+    @Override
+    public void writeCut(long timestampNanos, byte[] frame, int cut, int originalLength) throws IOException {
         if (timestampNanos < 0) {
             throw new IllegalArgumentException("timestamp " + timestampNanos + " ns is before 1970");
         }
-        int captured = Math.min(frame.length, PcapWriter.SNAP_LENGTH);
+        int captured = Math.min(Math.min(cut, frame.length), PcapWriter.SNAP_LENGTH);
         int padded = captured + 3 & ~3;
         byte[] header = new byte[28];
         int length = 32 + padded;
@@ -68,7 +73,7 @@ public final class PcapNgWriter implements CaptureWriter {
         putInt32(header, 12, (int) (timestampNanos >>> 32));
         putInt32(header, 16, (int) timestampNanos);
         putInt32(header, 20, captured);
-        putInt32(header, 24, frame.length);
+        putInt32(header, 24, Math.max(originalLength, captured));
         out.write(header);
         out.write(frame, 0, captured);
         out.write(new byte[padded - captured]);

@@ -78,13 +78,22 @@ public final class PcapWriter implements CaptureWriter {
      */
     public void write(long timestampNanos, byte[] frame, int offset, int length) throws IOException {
         Objects.checkFromIndexSize(offset, length, frame.length);
+        record(timestampNanos, frame, offset, Math.min(length, SNAP_LENGTH), length);
+    }
+
+    @Override
+    public void writeCut(long timestampNanos, byte[] frame, int captured, int originalLength) throws IOException {
+        Objects.checkFromIndexSize(0, captured, frame.length);
+        record(timestampNanos, frame, 0, Math.min(captured, SNAP_LENGTH), Math.max(originalLength, captured));
+    }
+
+    private void record(long timestampNanos, byte[] frame, int offset, int captured, int length) throws IOException {
         long seconds = Math.floorDiv(timestampNanos, NANOS_PER_SECOND);
         long fraction = Math.floorMod(timestampNanos, NANOS_PER_SECOND);
         if (seconds < 0 || seconds > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("timestamp " + timestampNanos
                     + " ns is outside the pcap range (1970 to 2106)");
         }
-        int captured = Math.min(length, SNAP_LENGTH);
         putInt32(header, 0, (int) seconds);
         putInt32(header, 4, (int) (nanosecond ? fraction : fraction / 1000));
         putInt32(header, 8, captured);

@@ -1,6 +1,7 @@
 package org.jiwarp.cli.bench;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -52,6 +53,17 @@ public final class Bench {
     }
 
     /**
+     * The progress line: which stack (the TCP baseline is named as such, with the pattern it
+     * mimics), what, and how far.
+     */
+    static String progressText(String stack, BenchSpec spec, long bytes, long nanos) {
+        String what = stack.equals("tcp") ? "plain TCP (" + spec.op().displayName() + " pattern)"
+                : "jiwarp " + spec.op().displayName();
+        return String.format(Locale.ROOT, "%s, %d B %s: %.2f GB moved, %.2f Gb/s", what, spec.size(),
+                spec.mode() == BenchMode.LAT ? "latency" : "bandwidth", bytes / 1e9, bytes * 8.0 / Math.max(1, nanos));
+    }
+
+    /**
      * @param progressLine called about once a second with a one-line status, or {@code null}
      */
     static BenchResult run(BenchTransport transport, BenchSpec spec, int connections, Limit limit,
@@ -86,9 +98,7 @@ public final class Bench {
                     lastNanos = now;
                     if (progressLine != null && now - lastLine >= 1_000_000_000L) {
                         lastLine = now;
-                        progressLine.accept(String.format("%s %s %d B: %.2f GB moved, %.2f Gbit/s", transport.name(),
-                                spec.op().displayName(), spec.size(), bytes / 1e9,
-                                bytes * 8.0 / (now - begin)));
+                        progressLine.accept(progressText(transport.name(), spec, bytes, now - begin));
                     }
                     if (now > deadline) {
                         throw new IllegalStateException("the run did not finish within a minute of its duration");

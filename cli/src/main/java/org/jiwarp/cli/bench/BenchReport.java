@@ -1,31 +1,58 @@
 package org.jiwarp.cli.bench;
 
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
-/** The final table (perftest's columns plus latency percentiles and the ratio to TCP) and its JSON form. */
+/**
+ * The final report: a bandwidth table and a latency table, each with the columns that mean
+ * something for it and at most 100 columns wide, a Markdown form of the same, and JSON with the
+ * settings as fields and {@code null} for what was not measured. A percentile is shown only when
+ * enough samples were taken for it to differ from the maximum (100 for p99, 1000 for p99.9).
+ */
 public final class BenchReport {
+
+    /** Samples needed before p99 and p99.9 say more than the maximum. */
+    static final long SAMPLES_FOR_P99 = 100;
+    static final long SAMPLES_FOR_P999 = 1000;
+
+    private static final String BW_HEADER = String.format(Locale.ROOT, "%-6s %-9s %8s %4s %10s %9s %9s %9s %10s %6s %9s",
+            "stack", "op", "bytes", "QPs", "iterations", "Gb/s avg", "Gb/s peak", "MB/s avg", "msg/s", "vs TCP",
+            "B/KiB");
+    private static final String LAT_HEADER = String.format(Locale.ROOT, "%-6s %-9s %8s %4s %10s %9s %9s %9s %9s %6s %9s",
+            "stack", "op", "bytes", "QPs", "iterations", "p50 us", "p99 us", "p99.9 us", "max us", "vs TCP", "B/KiB");
 
     private BenchReport() {
     }
 
     public static void table(PrintWriter out, String title, List<BenchResult> results) {
         out.println(title);
-        out.println(String.format(Locale.ROOT, "%-7s %-10s %8s %10s %9s %9s %9s %9s %10s %9s %9s %9s %9s %7s %9s",
-                "stack", "op", "bytes", "iterations", "Gb/s avg", "Gb/s peak", "MB/s avg", "MB/s peak",
-                "msg/s", "p50 us", "p99 us", "p99.9 us", "max us", "ratio", "alloc B/KiB"));
-        for (BenchResult r : results) {
-            BenchResult tcp = baselineOf(r, results);
-            String ratio = r.stack().equals("tcp") || tcp == null ? "" : String.format(Locale.ROOT, "%.3f", ratio(r, tcp));
-            out.println(String.format(Locale.ROOT,
-                    "%-7s %-10s %8d %10d %9.2f %9.2f %9.1f %9.1f %10.0f %9.2f %9.2f %9.2f %9.2f %7s %9.3f",
-                    r.stack(), r.spec().op().name().toLowerCase(Locale.ROOT) + (r.spec().mode() == BenchMode.LAT
-                            ? "-lat" : "-bw"), r.spec().size(), r.messages(), r.gbitPerSecond(),
-                    r.peakGbitPerSecond(), r.mibPerSecond(), r.peakMibPerSecond(), r.messagesPerSecond(),
-                    r.latencyMicros(50), r.latencyMicros(99), r.latencyMicros(99.9), r.maxLatencyMicros(), ratio,
-                    r.allocatedPerKib()));
+        List<BenchResult> bandwidth = results.stream().filter(r -> r.spec().mode() == BenchMode.BW).toList();
+        List<BenchResult> latency = results.stream().filter(r -> r.spec().mode() == BenchMode.LAT).toList();
+        if (!bandwidth.isEmpty()) {
+            out.println();
+            out.println(BW_HEADER);
+            for (BenchResult r : bandwidth) {
+                out.println(String.format(Locale.ROOT, "%-6s %-9s %8d %4d %10d %9.2f %9.2f %9.1f %10.0f %6s %9s",
+                        r.stack(), opName(r), r.spec().size(), r.connections(), r.messages(), r.gbitPerSecond(),
+                        r.peakGbitPerSecond(), r.mibPerSecond(), r.messagesPerSecond(), ratioText(r, results),
+                        allocationText(r)));
+            }
         }
+        if (!latency.isEmpty()) {
+            out.println();
+            out.println(LAT_HEADER);
+            for (BenchResult r : latency) {
+                out.println(String.format(Locale.ROOT, "%-6s %-9s %8d %4d %10d %9s %9s %9s %9.2f %6s %9s",
+                        r.stack(), opName(r), r.spec().size(), r.connections(), r.messages(),
+                        micros(r, 50), micros(r, 99), micros(r, 99.9), r.maxLatencyMicros(), ratioText(r, results),
+                        allocationText(r)));
+            }
+        }
+        out.println();
+        legend(out, results, "");
         for (BenchResult r : results) {
             if (r.heapPerConnection() >= 0) {
                 out.println(String.format(Locale.ROOT, "%s: %d connections idle hold %.1f KiB of heap each",
@@ -33,6 +60,57 @@ public final class BenchReport {
             }
         }
         out.flush();
+    }
+
+    /** What the columns that are not self-explanatory mean, for the runs shown. */
+    private static void legend(PrintWriter out, List<BenchResult> results, String prefix) {
+        boolean baseline = results.stream().anyMatch(r -> r.stack().equals("tcp"));
+        boolean bw = results.stream().anyMatch(r -> r.spec().mode() == BenchMode.BW);
+        boolean lat = results.stream().anyMatch(r -> r.spec().mode() == BenchMode.LAT);
+        if (baseline && bw) {
+            out.println(prefix + "vs TCP (bandwidth): jiwarp's average bandwidth over plain TCP's; higher is better.");
+        }
+        if (baseline && lat) {
+            out.println(prefix + "vs TCP (latency): jiwarp's p50 over plain TCP's; lower is better.");
+        }
+        if (lat) {
+            out.println(prefix + "Latency: half the round trip (all of it for Read); p99 needs "
+                    + SAMPLES_FOR_P99 + " samples, p99.9 " + SAMPLES_FOR_P999 + " (else -).");
+        }
+        out.println(prefix + "B/KiB: heap octets allocated per KiB moved, both ends (- when unknown).");
+    }
+
+    private static String opName(BenchResult r) {
+        return r.spec().op().name().toLowerCase(Locale.ROOT) + (r.spec().mode() == BenchMode.LAT ? "-lat" : "-bw");
+    }
+
+    /** A percentile in microseconds, or {@code null} with too few samples for it. */
+    static Double percentile(BenchResult r, double percentile) {
+        long samples = r.latency().getTotalCount();
+        if (samples == 0 || percentile > 99.0 && samples < SAMPLES_FOR_P999
+                || percentile > 50 && samples < SAMPLES_FOR_P99) {
+            return null;
+        }
+        return r.latencyMicros(percentile);
+    }
+
+    private static String micros(BenchResult r, double percentile) {
+        Double value = percentile(r, percentile);
+        return value == null ? "-" : String.format(Locale.ROOT, "%.2f", value);
+    }
+
+    private static Double ratioOrNull(BenchResult r, List<BenchResult> results) {
+        BenchResult tcp = baselineOf(r, results);
+        return r.stack().equals("tcp") || tcp == null ? null : ratio(r, tcp);
+    }
+
+    private static String ratioText(BenchResult r, List<BenchResult> results) {
+        Double ratio = ratioOrNull(r, results);
+        return ratio == null ? "" : String.format(Locale.ROOT, "%.3f", ratio);
+    }
+
+    private static String allocationText(BenchResult r) {
+        return r.allocatedPerKib() < 0 ? "-" : String.format(Locale.ROOT, "%.1f", r.allocatedPerKib());
     }
 
     /**
@@ -57,23 +135,36 @@ public final class BenchReport {
         return null;
     }
 
-    /** The table as Markdown, one row per result, for the README. */
+    /** The two tables as Markdown, for the README. */
     public static void markdown(PrintWriter out, String title, List<BenchResult> results) {
         out.println("**" + title + "**");
-        out.println();
-        out.println("| stack | op | bytes | QPs | iterations | Gb/s avg | Gb/s peak | MB/s avg | msg/s | p50 us | p99 us "
-                + "| p99.9 us | max us | ratio to TCP | alloc B/KiB |");
-        out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for (BenchResult r : results) {
-            BenchResult tcp = baselineOf(r, results);
-            String ratio = r.stack().equals("tcp") || tcp == null ? "" : String.format(Locale.ROOT, "%.3f", ratio(r, tcp));
-            out.println(String.format(Locale.ROOT,
-                    "| %s | %s | %d | %d | %d | %.2f | %.2f | %.1f | %.0f | %.2f | %.2f | %.2f | %.2f | %s | %.2f |",
-                    r.stack(), r.spec().op().name().toLowerCase(Locale.ROOT) + (r.spec().mode() == BenchMode.LAT
-                            ? "-lat" : "-bw"), r.spec().size(), r.connections(), r.messages(), r.gbitPerSecond(),
-                    r.peakGbitPerSecond(), r.mibPerSecond(), r.messagesPerSecond(), r.latencyMicros(50),
-                    r.latencyMicros(99), r.latencyMicros(99.9), r.maxLatencyMicros(), ratio, r.allocatedPerKib()));
+        List<BenchResult> bandwidth = results.stream().filter(r -> r.spec().mode() == BenchMode.BW).toList();
+        List<BenchResult> latency = results.stream().filter(r -> r.spec().mode() == BenchMode.LAT).toList();
+        if (!bandwidth.isEmpty()) {
+            out.println();
+            out.println("| stack | op | bytes | QPs | iterations | Gb/s avg | Gb/s peak | MB/s avg | msg/s | vs TCP "
+                    + "| B/KiB |");
+            out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            for (BenchResult r : bandwidth) {
+                out.println(String.format(Locale.ROOT, "| %s | %s | %d | %d | %d | %.2f | %.2f | %.1f | %.0f | %s | %s |",
+                        r.stack(), opName(r), r.spec().size(), r.connections(), r.messages(), r.gbitPerSecond(),
+                        r.peakGbitPerSecond(), r.mibPerSecond(), r.messagesPerSecond(), ratioText(r, results),
+                        allocationText(r)));
+            }
         }
+        if (!latency.isEmpty()) {
+            out.println();
+            out.println("| stack | op | bytes | QPs | iterations | p50 us | p99 us | p99.9 us | max us | vs TCP | B/KiB |");
+            out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            for (BenchResult r : latency) {
+                out.println(String.format(Locale.ROOT, "| %s | %s | %d | %d | %d | %s | %s | %s | %.2f | %s | %s |",
+                        r.stack(), opName(r), r.spec().size(), r.connections(), r.messages(), micros(r, 50),
+                        micros(r, 99), micros(r, 99.9), r.maxLatencyMicros(), ratioText(r, results),
+                        allocationText(r)));
+            }
+        }
+        out.println();
+        legend(out, results, "");
         for (BenchResult r : results) {
             if (r.heapPerConnection() >= 0) {
                 out.println();
@@ -84,42 +175,73 @@ public final class BenchReport {
         out.flush();
     }
 
-    public static void json(PrintWriter out, List<BenchResult> results, String settings) {
-        StringBuilder json = new StringBuilder("{\"settings\":").append(quote(settings)).append(",\"results\":[");
+    /**
+     * The results as one JSON object: {@code settings} as {@code BenchCommand} describes them
+     * (insertion order kept), then one object per result; {@code null} stands for what was not
+     * measured (a percentile with too few samples, an allocation the JVM did not report, a ratio
+     * without a baseline).
+     */
+    public static void json(PrintWriter out, List<BenchResult> results, Map<String, Object> settings) {
+        StringBuilder json = new StringBuilder("{\"settings\":");
+        value(json, settings);
+        json.append(",\"results\":[");
         for (int i = 0; i < results.size(); i++) {
             BenchResult r = results.get(i);
-            BenchResult tcp = baselineOf(r, results);
-            json.append(i == 0 ? "" : ",").append('{')
-                    .append("\"stack\":").append(quote(r.stack()))
-                    .append(",\"op\":").append(quote(r.spec().op().name().toLowerCase(Locale.ROOT)))
-                    .append(",\"mode\":").append(quote(r.spec().mode().name().toLowerCase(Locale.ROOT)))
-                    .append(",\"bytes\":").append(r.spec().size())
-                    .append(",\"connections\":").append(r.connections())
-                    .append(",\"txDepth\":").append(r.spec().txDepth())
-                    .append(",\"iterations\":").append(r.messages())
-                    .append(",\"seconds\":").append(number(r.seconds()))
-                    .append(",\"gbitPerSecond\":").append(number(r.gbitPerSecond()))
-                    .append(",\"peakGbitPerSecond\":").append(number(r.peakGbitPerSecond()))
-                    .append(",\"mbPerSecond\":").append(number(r.mibPerSecond()))
-                    .append(",\"peakMbPerSecond\":").append(number(r.peakMibPerSecond()))
-                    .append(",\"messagesPerSecond\":").append(number(r.messagesPerSecond()))
-                    .append(",\"latencyMicros\":{\"p50\":").append(number(r.latencyMicros(50)))
-                    .append(",\"p99\":").append(number(r.latencyMicros(99)))
-                    .append(",\"p99.9\":").append(number(r.latencyMicros(99.9)))
-                    .append(",\"max\":").append(number(r.maxLatencyMicros())).append('}')
-                    .append(",\"allocatedBytesPerKib\":").append(number(r.allocatedPerKib()))
-                    .append(",\"heapBytesPerIdleConnection\":").append(r.heapPerConnection());
-            if (!r.stack().equals("tcp") && tcp != null) {
-                json.append(",\"ratioToTcp\":").append(number(ratio(r, tcp)));
-            }
-            json.append('}');
+            Map<String, Object> latency = new LinkedHashMap<>();
+            latency.put("p50", percentile(r, 50));
+            latency.put("p99", percentile(r, 99));
+            latency.put("p99.9", percentile(r, 99.9));
+            latency.put("max", r.latency().getTotalCount() == 0 ? null : r.maxLatencyMicros());
+            latency.put("samples", r.latency().getTotalCount());
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("stack", r.stack());
+            row.put("op", r.spec().op().name().toLowerCase(Locale.ROOT));
+            row.put("mode", r.spec().mode().name().toLowerCase(Locale.ROOT));
+            row.put("bytes", r.spec().size());
+            row.put("connections", r.connections());
+            row.put("txDepth", r.spec().txDepth());
+            row.put("iterations", r.messages());
+            row.put("seconds", r.seconds());
+            row.put("gbitPerSecond", r.gbitPerSecond());
+            row.put("peakGbitPerSecond", r.peakGbitPerSecond());
+            row.put("mbPerSecond", r.mibPerSecond());
+            row.put("peakMbPerSecond", r.peakMibPerSecond());
+            row.put("messagesPerSecond", r.messagesPerSecond());
+            row.put("latencyMicros", latency);
+            row.put("allocatedBytesPerKib", r.allocatedPerKib() < 0 ? null : r.allocatedPerKib());
+            row.put("heapBytesPerIdleConnection", r.heapPerConnection() < 0 ? null : r.heapPerConnection());
+            row.put("ratioToTcp", ratioOrNull(r, results));
+            json.append(i == 0 ? "" : ",");
+            value(json, row);
         }
         out.println(json.append("]}"));
         out.flush();
     }
 
+    /** A JSON value: a map (an object), a string, a number, a boolean or {@code null}. */
+    private static void value(StringBuilder json, Object value) {
+        if (value == null) {
+            json.append("null");
+        } else if (value instanceof Map<?, ?> map) {
+            json.append('{');
+            boolean first = true;
+            for (Map.Entry<?, ?> entry : map.entrySet()) {
+                json.append(first ? "" : ",").append(quote(String.valueOf(entry.getKey()))).append(':');
+                value(json, entry.getValue());
+                first = false;
+            }
+            json.append('}');
+        } else if (value instanceof Double || value instanceof Float) {
+            json.append(number(((Number) value).doubleValue()));
+        } else if (value instanceof Number || value instanceof Boolean) {
+            json.append(value);
+        } else {
+            json.append(quote(value.toString()));
+        }
+    }
+
     private static String number(double value) {
-        return String.format(Locale.ROOT, "%.4f", value);
+        return Double.isFinite(value) ? String.format(Locale.ROOT, "%.4f", value) : "null";
     }
 
     private static String quote(String s) {

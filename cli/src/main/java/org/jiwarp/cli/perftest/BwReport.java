@@ -15,11 +15,11 @@ public record BwReport(long size, long iters, double bwPeak, double bwAvg, doubl
     /** RESULT_FMT. */
     static final String HEADER = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]";
 
-    private static final double MB = 0x100000;
+    /** RESULT_FMT_G, with {@code --report_gbits}. */
+    static final String HEADER_GBITS =
+            " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
 
-    static BwReport zero() {
-        return new BwReport(0, 0, 0, 0, 0);
-    }
+    private static final double MB = 0x100000;
 
     /**
      * From the times work was posted ({@code posted[i]} for operation i) and the signalled
@@ -56,8 +56,14 @@ public record BwReport(long size, long iters, double bwPeak, double bwAvg, doubl
 
     /** perftest's REPORT_FMT line. */
     String line() {
+        return line(false);
+    }
+
+    /** perftest's REPORT_FMT line, in Gb/s (10^9 bits a second) with {@code gbits}, as {@code --report_gbits}. */
+    String line(boolean gbits) {
+        double scale = gbits ? MB * 8 / 1e9 : 1;
         return String.format(Locale.ROOT, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f", size, iters,
-                bwPeak, bwAvg, msgRateAvg);
+                bwPeak * scale, bwAvg * scale, msgRateAvg);
     }
 
     /** The five exchanged fields, in order, each 8 octets big-endian. */

@@ -124,7 +124,8 @@ final class ControlChannel {
     }
 
     private PerftestException failed(String what, String doing, WorkCompletion wc) {
-        return new PerftestException(what + ": " + doing + " it on the control connection failed: " + wc
-                + (qp.terminateReceived() != null ? "; the peer sent a Terminate: " + qp.terminateReceived() : ""));
+        return new PerftestException(what + ": " + doing + " it on the control connection failed: "
+                + org.jiwarp.cli.Failures.completion(wc) + (qp.terminateReceived() != null
+                        ? "; the peer sent a Terminate: " + qp.terminateReceived().describe() : ""));
     }
 }

@@ -68,7 +68,8 @@ public final class PerftestClient {
         try {
             rnic.connect(qp, server, new byte[0]).get(timeout, TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
-            throw new PerftestException(what + " to " + server + " failed: " + e.getCause().getMessage(), e.getCause());
+            throw new PerftestException(what + " to " + org.jiwarp.cli.Failures.address(server) + " failed: "
+                    + org.jiwarp.cli.Failures.describe(e.getCause()), e.getCause());
         } catch (TimeoutException e) {
             qp.disconnect();
             throw new PerftestException(what + " to " + server + " timed out", e);

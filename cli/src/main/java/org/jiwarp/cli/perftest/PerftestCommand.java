@@ -86,6 +86,40 @@ public final class PerftestCommand implements Callable<Integer> {
             + "up and the first message, for siw's passive-accept race, with --p2p too (default ${DEFAULT-VALUE}).")
     long settleMillis = 200;
 
+    @Option(names = "--report_gbits", description = "Report bandwidth in Gb/s (10^9 bits a second) instead of "
+            + "MB/s (2^20 octets a second).")
+    boolean reportGbits;
+
+    @Option(names = {"-F", "--CPU-freq"}, description = "Accepted for perftest's sake: jiwarp measures with the "
+            + "monotonic clock, not CPU cycles, so there is no frequency warning to silence.")
+    boolean cpuFreq;
+
+    @Option(names = {"-a", "--all"}, description = "Refused: one size per run here (jiwarp bench -a sweeps sizes).")
+    boolean allSizes;
+
+    @Option(names = {"-D", "--duration"}, paramLabel = "SECONDS", description = "Refused: runs are counted "
+            + "by -n here (jiwarp bench -D runs for a time).")
+    Integer duration;
+
+    @Option(names = {"-q", "--qp"}, paramLabel = "N", description = "Refused unless 1: one test queue pair per run "
+            + "here (jiwarp bench -q runs several).")
+    Integer queuePairs;
+
+    @Option(names = "--run_infinitely", description = "Refused: runs end after -n here (jiwarp bench -D runs for a "
+            + "time).")
+    boolean runInfinitely;
+
+    @Option(names = {"-H", "--report-histogram"}, description = "Refused: the latency report gives perftest's "
+            + "summary (jiwarp bench --lat prints percentiles).")
+    boolean histogram;
+
+    @Option(names = {"-U", "--report-unsorted"}, description = "Refused, as -H.")
+    boolean unsorted;
+
+    @Option(names = {"-C", "--report-cycles"}, description = "Refused: jiwarp measures in nanoseconds, not CPU "
+            + "cycles.")
+    boolean cycles;
+
     @Mixin
     ConnectionOptions connection;
 
@@ -98,13 +132,17 @@ public final class PerftestCommand implements Callable<Integer> {
         if (server && host != null) {
             throw new CommandLine.ParameterException(line, "give a HOST (client) or --server, not both");
         }
-        if (port < 0 || port > 65535 || timeoutSeconds < 1 || acceptTimeoutSeconds < 0 || settleMillis < 0) {
-            throw new CommandLine.ParameterException(line, "-p must be 0 to 65535, --timeout positive, "
-                    + "--accept-timeout and --settle not negative");
+        refuseUnimplemented(line);
+        ConnectionOptions.checkPort(line, "-p", port, host == null);
+        connection.validate(line);
+        if (timeoutSeconds < 1 || acceptTimeoutSeconds < 0 || settleMillis < 0) {
+            throw new CommandLine.ParameterException(line, "--timeout must be positive, --accept-timeout and "
+                    + "--settle not negative");
         }
         PerftestParameters parameters = new PerftestParameters().verb(verb).latency(latency).size(size).iters(iters)
                 .txDepth(txDepth).rxDepth(rxDepth).cqMod(cqMod).outReads(outReads)
-                .timeout(Duration.ofSeconds(timeoutSeconds)).settle(Duration.ofMillis(settleMillis));
+                .timeout(Duration.ofSeconds(timeoutSeconds)).settle(Duration.ofMillis(settleMillis))
+                .reportGbits(reportGbits);
         java.nio.file.Path capture = connection.captureDirectory();
         org.jiwarp.rnic.RnicOptions options;
         try {
@@ -124,7 +162,7 @@ public final class PerftestCommand implements Callable<Integer> {
                         : new InetSocketAddress(bind, port);
                 try (PerftestServer perftest = PerftestServer.listen(rnic, address)) {
                     print(err, "jiwarp perftest: " + parameters.program() + " server listening on "
-                            + perftest.localAddress() + " (" + connection.describe() + ")");
+                            + org.jiwarp.cli.Failures.address(perftest.localAddress()) + " (" + connection.describe() + ")");
                     print(out, "\n************************************\n* Waiting for client to connect... *\n"
                             + "************************************");
                     result = perftest.serve(rnic, parameters, Duration.ofSeconds(acceptTimeoutSeconds),
@@ -144,6 +182,29 @@ public final class PerftestCommand implements Callable<Integer> {
             return 1;
         } finally {
             connection.mergeCapture(capture);
+        }
+    }
+
+    /** perftest flags this implementation does not run: each refused in one sentence saying why. */
+    private void refuseUnimplemented(CommandLine line) {
+        String refusal = null;
+        if (allSizes) {
+            refusal = "-a (every size in one run) is not implemented here: run one size per run with -s, "
+                    + "or sweep sizes with jiwarp bench -a";
+        } else if (duration != null || runInfinitely) {
+            refusal = (duration != null ? "-D" : "--run_infinitely") + " (a timed run) is not implemented here: "
+                    + "give the iterations with -n, or run for a time with jiwarp bench -D";
+        } else if (queuePairs != null && queuePairs != 1) {
+            refusal = "-q " + queuePairs + " is not implemented here: a run uses one test queue pair "
+                    + "(jiwarp bench -q runs several)";
+        } else if (histogram || unsorted) {
+            refusal = (histogram ? "-H" : "-U") + " (the raw latency samples) is not implemented here: the report "
+                    + "gives perftest's summary, and jiwarp bench --lat gives percentiles";
+        } else if (cycles) {
+            refusal = "-C (results in CPU cycles) is not implemented here: jiwarp measures in nanoseconds";
+        }
+        if (refusal != null) {
+            throw new CommandLine.ParameterException(line, refusal);
         }
     }
 

@@ -41,6 +41,7 @@ public final class PerftestParameters {
     private Integer rxDepth;
     private Integer cqMod;
     private Integer outReads;
+    private boolean reportGbits;
     private Duration timeout = Duration.ofSeconds(60);
     private Duration settle = Duration.ofMillis(200);
 
@@ -84,6 +85,16 @@ public final class PerftestParameters {
     public PerftestParameters outReads(Integer outReads) {
         this.outReads = outReads;
         return this;
+    }
+
+    /** Bandwidth in Gb/s instead of MB/s ({@code --report_gbits}). */
+    public PerftestParameters reportGbits(boolean reportGbits) {
+        this.reportGbits = reportGbits;
+        return this;
+    }
+
+    public boolean reportGbits() {
+        return reportGbits;
     }
 
     /** How long any one step (a control message, a completion, the peer's Write) may take. */

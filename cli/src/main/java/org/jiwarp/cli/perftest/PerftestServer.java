@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jiwarp.cli.Failures;
 import org.jiwarp.rnic.ConnectRequest;
 import org.jiwarp.rnic.QueuePair;
 import org.jiwarp.rnic.Rnic;
@@ -64,7 +65,8 @@ public final class PerftestServer implements AutoCloseable {
                 ConnectRequest request = next(acceptTimeout == null || acceptTimeout.isZero() ? -1
                         : acceptTimeout.toNanos(), "a client");
                 client[0] = host(request.remoteAddress());
-                log.accept("client " + request.remoteAddress() + " connecting (" + request.parameters() + ")");
+                log.accept("client " + Failures.address(request.remoteAddress()) + " connecting: "
+                        + Failures.connection(request.parameters()));
                 accept(request, qp, timeout, "the control connection");
             }
 
@@ -75,7 +77,7 @@ public final class PerftestServer implements AutoCloseable {
                     ConnectRequest request = next(Math.max(1, deadline - System.nanoTime()),
                             "the client's test connection");
                     if (client[0] != null && !client[0].equals(host(request.remoteAddress()))) {
-                        log.accept("rejecting " + request.remoteAddress() + ": a test is running with " + client[0]);
+                        log.accept("rejecting " + Failures.address(request.remoteAddress()) + ": a test is running with " + client[0]);
                         request.reject(new byte[0]);
                         continue;
                     }
@@ -126,11 +128,11 @@ public final class PerftestServer implements AutoCloseable {
         try {
             request.accept(qp, new byte[0]).get(timeout, TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
-            throw new PerftestException("accepting " + what + " from " + request.remoteAddress() + " failed: "
-                    + e.getCause().getMessage(), e.getCause());
+            throw new PerftestException("accepting " + what + " from " + Failures.address(request.remoteAddress()) + " failed: "
+                    + Failures.describe(e.getCause()), e.getCause());
         } catch (TimeoutException e) {
             qp.disconnect();
-            throw new PerftestException("accepting " + what + " from " + request.remoteAddress() + " timed out", e);
+            throw new PerftestException("accepting " + what + " from " + Failures.address(request.remoteAddress()) + " timed out", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new PerftestException("interrupted while accepting " + what, e);

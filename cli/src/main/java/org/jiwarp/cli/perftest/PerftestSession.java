@@ -105,7 +105,7 @@ final class PerftestSession {
     private PerftestResult exchangeAndRun() {
         control = new ControlChannel(rnic, pd, !server, p.timeout());
         connections.control(control.qp());
-        log.accept("control connection up (" + control.qp().parameters() + ")");
+        log.accept("control connection up: " + org.jiwarp.cli.Failures.connection(control.qp().parameters()));
         if (!server && !p.settle().isZero()) {
             // siw's passive side attaches its receive path only after sending the Reply: what arrives
             // before sits unread until more arrives. In peer-to-peer mode that is the RTR, picked up
@@ -138,7 +138,7 @@ final class PerftestSession {
         // create_rdma_cm_connection: a handshake of zeros on either side of the test connection's setup.
         control.handshake("handshake before the test connection", PingpongDest.zero());
         test = connections.test(this::newTestQp);
-        log.accept("test connection up (" + test.qp().parameters() + ")");
+        log.accept("test connection up: " + org.jiwarp.cli.Failures.connection(test.qp().parameters()));
         control.handshake("handshake after the test connection", PingpongDest.zero());
 
         local = new PingpongDest(0, p.outReads(), test.qp().number(), random.nextInt(1 << 24),
@@ -163,9 +163,17 @@ final class PerftestSession {
             StringBuilder checks = new StringBuilder(run.operations + "/" + p.iters() + " " + opName()
                     + " completed successfully in " + run.completions + " completions");
             long digest = p.verb() == Verb.READ ? verifyReadData(checks) : slotDigest(0);
-            printReport(run.report);
             control.handshake("handshake: client done", local);
-            exchangeReports(run.report);
+            BwReport theirs = exchangeReports(run.report);
+            // A jiwarp server reports its -s and -n with nothing measured; a perftest server's report
+            // of zeros says nothing, so it is not compared.
+            if (theirs.size() != 0 && theirs.bwPeak() == 0 && theirs.bwAvg() == 0 && theirs.msgRateAvg() == 0
+                    && (theirs.size() != p.size() || theirs.iters() != p.iters())) {
+                throw new PerftestException("the server runs " + theirs.iters() + " iterations of " + theirs.size()
+                        + " octets and this client ran " + p.iters() + " of " + p.size() + ": give both ends the "
+                        + "same -n and -s");
+            }
+            printReport(run.report);
             control.handshake("closing handshake", local);
             return finish(run.operations, run.completions, run.report, null, checks.toString(), digest);
         }
@@ -179,10 +187,12 @@ final class PerftestSession {
             checks = "the client read from the upper half of this end's buffer";
             digest = slotDigest(layout.buffSize());
         }
-        BwReport theirs = exchangeReports(BwReport.zero());
+        // This server's -s and -n, nothing measured: a jiwarp client compares them with its own.
+        BwReport theirs = exchangeReports(new BwReport(p.size(), p.iters(), 0, 0, 0));
         if (theirs.size() != p.size() || theirs.iters() != p.iters()) {
-            throw new PerftestException("the client reports " + theirs.iters() + " iterations of " + theirs.size()
-                    + " octets; this server runs " + p.iters() + " of " + p.size());
+            throw new PerftestException("the client ran " + theirs.iters() + " iterations of " + theirs.size()
+                    + " octets and this server expects " + p.iters() + " of " + p.size() + ": give both ends the "
+                    + "same -n and -s");
         }
         printReport(theirs);
         control.handshake("closing handshake", local);
@@ -633,8 +643,8 @@ final class PerftestSession {
     }
 
     private void printReport(BwReport report) {
-        out.accept(BwReport.HEADER);
-        out.accept(report.line());
+        out.accept(p.reportGbits() ? BwReport.HEADER_GBITS : BwReport.HEADER);
+        out.accept(report.line(p.reportGbits()));
         out.accept(BwReport.RESULT_LINE);
     }
 
@@ -701,7 +711,9 @@ final class PerftestSession {
 
     private void expect(WorkCompletion wc, WcOpcode opcode, String what) {
         if (wc.status() != WcStatus.SUCCESS || wc.opcode() != opcode) {
-            throw new PerftestException(what + " failed: " + wc
+            throw new PerftestException(what + " failed: " + (wc.status() != WcStatus.SUCCESS
+                    ? org.jiwarp.cli.Failures.completion(wc) : "a " + org.jiwarp.cli.Failures.operation(wc.opcode())
+                            + " completed where a " + org.jiwarp.cli.Failures.operation(opcode) + " was due")
                     + (test.qp().terminateReceived() != null
                             ? "; the peer sent a Terminate: " + test.qp().terminateReceived().describe() : "")
                     + (test.qp().terminateSent() != null

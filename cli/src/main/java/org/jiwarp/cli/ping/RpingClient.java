@@ -26,8 +26,13 @@ import org.jiwarp.rnic.WorkCompletion;
  */
 public final class RpingClient {
 
-    /** What a run did. */
-    public record Result(long pings, long validated, Histogram roundTrips) {
+    /**
+     * What a run did.
+     *
+     * @param serverLeft {@code true} when an endless run ({@code count} 0) ended because the server
+     *                   closed the connection, which is how such a run ends
+     */
+    public record Result(long pings, long validated, Histogram roundTrips, boolean serverLeft) {
     }
 
     private final QueuePair qp;
@@ -42,6 +47,7 @@ public final class RpingClient {
     private final boolean validate;
     private final boolean verbose;
     private final Consumer<String> out;
+    private final Consumer<String> debug;
     private final CompletableFuture<Result> result = new CompletableFuture<>();
     private final Histogram roundTrips = new Histogram(3);
     private long ping;
@@ -49,7 +55,9 @@ public final class RpingClient {
     private long startedAt;
     private boolean waitingForWrite;
 
-    private RpingClient(Rnic rnic, int size, long count, boolean validate, boolean verbose, Consumer<String> out) {
+    private RpingClient(Rnic rnic, int size, long count, boolean validate, boolean verbose, Consumer<String> out,
+            Consumer<String> debug) {
+        this.debug = debug;
         this.size = size;
         this.count = count;
         this.validate = validate;
@@ -73,24 +81,37 @@ public final class RpingClient {
      * Connects and pings; the future completes with the result, or exceptionally with what went
      * wrong (a failed connection, a failed work request with its Terminate, a data mismatch).
      *
-     * @param count pings to make; 0 pings until the connection ends
+     * @param source the local address to connect from (rping's {@code -I}), or {@code null}
+     * @param count  pings to make; 0 pings until the server closes the connection
+     * @param debug  where rping's {@code -d} lines go (the connection, each ping's round trip), or
+     *               {@code null}
      */
-    public static CompletableFuture<Result> run(Rnic rnic, InetSocketAddress server, int size, long count,
-            boolean validate, boolean verbose, Consumer<String> out) {
+    public static CompletableFuture<Result> run(Rnic rnic, InetSocketAddress server, InetSocketAddress source,
+            int size, long count, boolean validate, boolean verbose, Consumer<String> out, Consumer<String> debug) {
         if (size < RpingMessages.MIN_SIZE || size > RpingMessages.MAX_SIZE) {
             throw new IllegalArgumentException("invalid size " + size + " (valid range is " + RpingMessages.MIN_SIZE
                     + " to " + RpingMessages.MAX_SIZE + ")");
         }
-        RpingClient client = new RpingClient(rnic, size, count, validate, verbose, out);
+        RpingClient client = new RpingClient(rnic, size, count, validate, verbose, out, debug);
         client.qp.closeFuture().thenRun(() -> {
-            client.result.completeExceptionally(new IllegalStateException("the connection closed after "
-                    + client.validated + " of " + count + " pings" + client.terminateNote()));
+            String note = client.terminateNote();
+            if (count == 0 && note.isEmpty() && client.ping > 0) {
+                client.result.complete(new Result(client.ping, validate ? client.validated : 0, client.roundTrips,
+                        true));
+            } else {
+                client.result.completeExceptionally(new IllegalStateException("the connection closed after "
+                        + client.validated + (count == 0 ? "" : " of " + count) + " pings" + note));
+            }
             client.deregister();
         });
-        rnic.connect(client.qp, server, new byte[0]).whenComplete((qp, failure) -> {
+        rnic.connect(client.qp, server, source, new byte[0]).whenComplete((qp, failure) -> {
             if (failure != null) {
                 client.result.completeExceptionally(failure);
             } else {
+                if (debug != null) {
+                    debug.accept("connected to " + org.jiwarp.cli.Failures.address(server) + ": "
+                            + org.jiwarp.cli.Failures.connection(qp.parameters()));
+                }
                 qp.execute(client::nextPing);
             }
         });
@@ -99,10 +120,10 @@ public final class RpingClient {
 
     private String terminateNote() {
         if (qp.terminateReceived() != null) {
-            return "; the server sent a Terminate: " + qp.terminateReceived();
+            return "; the server sent a Terminate: " + qp.terminateReceived().describe();
         }
         if (qp.terminateSent() != null) {
-            return "; jiwarp sent a Terminate: " + qp.terminateSent();
+            return "; jiwarp sent a Terminate: " + qp.terminateSent().describe();
         }
         return "";
     }
@@ -117,9 +138,13 @@ public final class RpingClient {
     }
 
     private void onCompletion(WorkCompletion wc) {
+        if (wc.status() == WcStatus.WORK_REQUEST_FLUSH_ERROR) {
+            // The connection is ending; its close says why.
+            return;
+        }
         if (wc.status() != WcStatus.SUCCESS) {
-            result.completeExceptionally(new IllegalStateException("work request failed after " + validated
-                    + " pings: " + wc));
+            result.completeExceptionally(new IllegalStateException("the " + org.jiwarp.cli.Failures.operation(wc.opcode())
+                    + " of ping " + ping + " " + org.jiwarp.cli.Failures.status(wc.status()) + terminateNote()));
             return;
         }
         if (wc.opcode() != WcOpcode.RECEIVE) {
@@ -137,7 +162,11 @@ public final class RpingClient {
             qp.postSend(send);
             return;
         }
-        roundTrips.recordValue(System.nanoTime() - startedAt);
+        long roundTrip = System.nanoTime() - startedAt;
+        roundTrips.recordValue(roundTrip);
+        if (debug != null) {
+            debug.accept(String.format(java.util.Locale.ROOT, "ping %d: round trip %.1f us", ping, roundTrip / 1e3));
+        }
         if (validate && !io.netty.buffer.ByteBufUtil.equals(startBuffer.buffer(), 0, rdmaBuffer.buffer(), 0, size)) {
             result.completeExceptionally(new IllegalStateException("data mismatch in ping " + ping + ": sent '"
                     + RpingMessages.cString(startBuffer.buffer(), size) + "', got back '"
@@ -152,7 +181,7 @@ public final class RpingClient {
         if (count == 0 || ping < count) {
             nextPing();
         } else {
-            result.complete(new Result(ping, validate ? validated : 0, roundTrips));
+            result.complete(new Result(ping, validate ? validated : 0, roundTrips, false));
         }
     }
 

@@ -34,16 +34,21 @@ public final class RpingServer implements AutoCloseable {
     private final boolean verbose;
     private final Consumer<String> out;
     private final Consumer<String> log;
+    private final long count;
     private final AtomicLong pings = new AtomicLong();
     private final AtomicLong clients = new AtomicLong();
     private final AtomicLong clientsGone = new AtomicLong();
 
     /**
      * @param out where {@code -v} prints each ping's data ({@code "server ping data: ..."})
-     * @param log where connection events and errors go
+     * @param log   where connection events and errors go
+     * @param count pings to serve each client before closing its connection (rping's {@code -C});
+     *              0: as many as it asks for
      */
-    public RpingServer(Rnic rnic, InetSocketAddress bind, boolean verbose, Consumer<String> out, Consumer<String> log) {
+    public RpingServer(Rnic rnic, InetSocketAddress bind, boolean verbose, long count, Consumer<String> out,
+            Consumer<String> log) {
         this.rnic = rnic;
+        this.count = count;
         this.pd = rnic.allocatePd();
         this.verbose = verbose;
         this.out = out;
@@ -91,6 +96,7 @@ public final class RpingServer implements AutoCloseable {
         private final SendWorkRequest goAhead;
         private boolean writeAdvertisementNext;
         private long served;
+        private boolean closing;
 
         Session(ConnectRequest request) {
             this.request = request;
@@ -110,14 +116,14 @@ public final class RpingServer implements AutoCloseable {
         void accept() {
             request.accept(qp, new byte[0]).whenComplete((connected, failure) -> {
                 if (failure != null) {
-                    log.accept("connection from " + request.remoteAddress() + " failed: " + failure.getMessage());
+                    log.accept("connection from " + client() + " failed: " + org.jiwarp.cli.Failures.describe(failure));
                     deregister();
                     return;
                 }
-                log.accept("client " + request.remoteAddress() + " connected (" + qp.parameters() + ")");
+                log.accept("client " + client() + " connected: " + org.jiwarp.cli.Failures.connection(qp.parameters()));
             });
             qp.closeFuture().thenRun(() -> {
-                log.accept("client " + request.remoteAddress() + " gone after " + served + " pings");
+                log.accept("client " + client() + " gone after " + served + " pings" + terminateNote());
                 deregister();
                 clientsGone.incrementAndGet();
             });
@@ -126,7 +132,7 @@ public final class RpingServer implements AutoCloseable {
         private void onCompletion(WorkCompletion wc) {
             if (wc.status() != WcStatus.SUCCESS) {
                 if (wc.status() != WcStatus.WORK_REQUEST_FLUSH_ERROR) {
-                    log.accept("client " + request.remoteAddress() + ": " + wc);
+                    log.accept("client " + client() + ": " + org.jiwarp.cli.Failures.completion(wc));
                     qp.disconnect();
                 }
                 return;
@@ -144,13 +150,17 @@ public final class RpingServer implements AutoCloseable {
                 served++;
                 pings.incrementAndGet();
                 writeAdvertisementNext = false;
+                // rping -s -C: after COUNT pings, the last go-ahead is sent and the server hangs up.
+                closing = count > 0 && served >= count;
                 qp.postSend(goAhead);
+            } else if (wc.opcode() == WcOpcode.SEND && closing) {
+                qp.disconnect();
             }
         }
 
         private void received(WorkCompletion wc) {
             if (wc.byteLength() != RpingMessages.INFO_LENGTH) {
-                log.accept("client " + request.remoteAddress() + ": received bogus data, size " + wc.byteLength());
+                log.accept("client " + client() + ": received bogus data, size " + wc.byteLength());
                 qp.disconnect();
                 return;
             }
@@ -159,7 +169,7 @@ public final class RpingServer implements AutoCloseable {
             int size = RpingMessages.infoSize(receiveBuffer.buffer());
             qp.postReceive(receive);
             if (size < 1 || size > RpingMessages.MAX_SIZE + 1) {
-                log.accept("client " + request.remoteAddress() + ": advertised size " + size + " is out of range");
+                log.accept("client " + client() + ": advertised size " + size + " is out of range");
                 qp.disconnect();
                 return;
             }
@@ -171,6 +181,20 @@ public final class RpingServer implements AutoCloseable {
                 int length = Math.min(size, RpingMessages.cStringLength(rdmaBuffer.buffer(), RpingMessages.MAX_SIZE) + 1);
                 qp.postSend(SendWorkRequest.write(3, address, rkey, new Sge(rdmaBuffer, 0, length)));
             }
+        }
+
+        private String client() {
+            return org.jiwarp.cli.Failures.address(request.remoteAddress());
+        }
+
+        private String terminateNote() {
+            if (qp.terminateReceived() != null) {
+                return "; it sent a Terminate: " + qp.terminateReceived().describe();
+            }
+            if (qp.terminateSent() != null) {
+                return "; jiwarp sent it a Terminate: " + qp.terminateSent().describe();
+            }
+            return "";
         }
 
         private void deregister() {

@@ -40,7 +40,7 @@ class PerftestCommandTest {
         for (int attempt = 0; attempt < 100; attempt++) {
             client = jiwarp("perftest", "-R", "--test", "READ", "-n", 200, "-s", 4096, "-p", port, "--timeout", 20,
                     "127.0.0.1");
-            if (client.exit() == 0 || !client.err().contains("Connection refused")) {
+            if (client.exit() == 0 || !client.err().contains("refused")) {
                 break;
             }
             Thread.sleep(50);
@@ -55,11 +55,41 @@ class PerftestCommandTest {
             assertTrue(run.out().contains(" Outstand reads  : 128"), run.out());
         }
         assertTrue(served.out().contains("* Waiting for client to connect... *"), served.out());
-        assertTrue(served.err().contains("ib_read_bw server listening on /127.0.0.1:" + port), served.err());
+        assertTrue(served.err().contains("ib_read_bw server listening on 127.0.0.1:" + port), served.err());
         assertTrue(client.err().contains("ib_read_bw client done with perftest 6.06: 200/200 RDMA Reads completed "
                 + "successfully in 2 completions; data: 1 slot(s) of 4096 octets read back"), client.err());
         String digest = client.err().replaceFirst("(?s).*data crc32c (0x[0-9a-f]{8}).*", "$1");
         assertTrue(served.err().contains("data crc32c " + digest), served.err());
+    }
+
+    @Test
+    void mismatchedIterationsAreNamedByBothSides() throws Exception {
+        for (String test : new String[] {"write", "read"}) {
+            int port = freePort();
+            CompletableFuture<Run> server = CompletableFuture.supplyAsync(() -> jiwarp("perftest", "--test", test,
+                    "-n", 300, "-s", 4096, "-p", port, "--bind", "127.0.0.1", "--accept-timeout", 20, "--timeout", 20));
+            Run client = null;
+            for (int attempt = 0; attempt < 100; attempt++) {
+                client = jiwarp("perftest", "--test", test, "-n", 200, "-s", 4096, "-p", port, "--timeout", 20,
+                        "127.0.0.1");
+                if (client.exit() == 0 || !client.err().contains("refused")) {
+                    break;
+                }
+                Thread.sleep(50);
+            }
+            Run served = server.get(60, TimeUnit.SECONDS);
+            String program = "ib_" + test + "_bw";
+            assertEquals(1, client.exit(), client.err());
+            assertTrue(client.err().contains("jiwarp perftest: " + program + " client failed: the server runs 300 "
+                    + "iterations of 4096 octets and this client ran 200 of 4096: give both ends the same -n and -s\n"),
+                    client.err());
+            // No normal-looking table before the failure.
+            assertTrue(!client.out().contains(BwReport.HEADER), client.out());
+            assertEquals(1, served.exit(), served.err());
+            assertTrue(served.err().contains("jiwarp perftest: " + program + " server failed: the client ran 200 "
+                    + "iterations of 4096 octets and this server expects 300 of 4096: give both ends the same -n and "
+                    + "-s\n"), served.err());
+        }
     }
 
     @Test
@@ -80,10 +110,64 @@ class PerftestCommandTest {
             {"perftest", "--test", "atomic", "127.0.0.1"},
             {"perftest", "--test", "send", "-r", 2, "127.0.0.1"},
             {"perftest", "-s", 0, "127.0.0.1"},
+            {"perftest", "-p", 70000, "127.0.0.1"},
+            {"perftest", "-p", 0, "127.0.0.1"},
         };
         for (Object[] args : bad) {
             Run run = jiwarp(args);
             assertEquals(2, run.exit(), Arrays.toString(args) + ": " + run.err());
+            assertTrue(run.err().startsWith("jiwarp perftest: ") && run.err().endsWith(
+                    "(see 'jiwarp perftest --help')\n") && run.err().indexOf('\n') == run.err().length() - 1,
+                    Arrays.toString(args) + ": " + run.err());
+        }
+    }
+
+    @Test
+    void perftestFlagsNotRunHereAreRefusedInOneSentence() {
+        Object[][] refused = {
+            {"-a", "ib_write_bw", "-a (every size in one run) is not implemented here"},
+            {"-D", "ib_write_bw", "-D (a timed run) is not implemented here"},
+            {"--run_infinitely", "ib_write_bw", "--run_infinitely (a timed run) is not implemented here"},
+            {"-q", "ib_write_bw", "-q 4 is not implemented here"},
+            {"-H", "ib_write_lat", "-H (the raw latency samples) is not implemented here"},
+            {"-U", "ib_write_lat", "-U (the raw latency samples) is not implemented here"},
+            {"-C", "ib_write_lat", "-C (results in CPU cycles) is not implemented here"},
+        };
+        for (Object[] flag : refused) {
+            String name = (String) flag[0];
+            Object[] args = name.equals("-D") ? new Object[] {"perftest", "-D", 5, "127.0.0.1"}
+                    : name.equals("-q") ? new Object[] {"perftest", "-q", 4, "127.0.0.1"}
+                    : flag[1].equals("ib_write_lat") ? new Object[] {"perftest", "--lat", name, "127.0.0.1"}
+                    : new Object[] {"perftest", name, "127.0.0.1"};
+            Run run = jiwarp(args);
+            assertEquals(2, run.exit(), name + ": " + run.err());
+            assertTrue(run.err().startsWith("jiwarp perftest: " + flag[2]), name + ": " + run.err());
+        }
+    }
+
+    @Test
+    void reportGbitsPrintsGigabitsAndCpuFreqAndOneQpAreAccepted() throws Exception {
+        // 1000 MB/s (2^20 octets) is 8.39 Gb/s (10^9 bits).
+        assertTrue(new BwReport(4096, 200, 1000, 500, 1).line(true).matches(" 4096 +200 +8\\.39 +4\\.19\\s+1\\.0+"),
+                new BwReport(4096, 200, 1000, 500, 1).line(true));
+        int port = freePort();
+        CompletableFuture<Run> server = CompletableFuture.supplyAsync(() -> jiwarp("perftest", "-n", 200, "-s", 4096,
+                "-p", port, "--bind", "127.0.0.1", "--accept-timeout", 20, "--timeout", 20, "--report_gbits", "-F"));
+        Run client = null;
+        for (int attempt = 0; attempt < 100; attempt++) {
+            client = jiwarp("perftest", "-n", 200, "-s", 4096, "-p", port, "--timeout", 20, "-F", "-q", 1,
+                    "--report_gbits", "127.0.0.1");
+            if (client.exit() == 0 || !client.err().contains("refused")) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        Run served = server.get(60, TimeUnit.SECONDS);
+        assertEquals(0, client.exit(), client.err());
+        assertEquals(0, served.exit(), served.err());
+        for (Run run : new Run[] {client, served}) {
+            assertTrue(run.out().contains(BwReport.HEADER_GBITS), run.out());
+            assertTrue(!run.out().contains("MB/sec"), run.out());
         }
     }
 

@@ -296,13 +296,13 @@ class SiwPerftestInteropTest {
      * answers jiwarp's 1/1 (128/128 for reads) with the same.
      */
     private static void checkMpa(String program, String extra, Run jiwarp, boolean server) {
-        List<String> connections = jiwarp.err().lines().filter(l -> l.contains("connection up (")).toList();
+        List<String> connections = jiwarp.err().lines().filter(l -> l.contains("connection up: MPA rev ")).toList();
         assertEquals(2, connections.size(), jiwarp::toString);
         for (String line : connections) {
-            assertTrue(line.contains("CRC " + (extra.contains("--crc") ? "on" : "off")), line);
-            assertTrue(line.contains("peer-to-peer with a WRITE RTR") == extra.contains("--p2p"), line);
+            assertTrue(line.contains(", CRC") == extra.contains("--crc"), line);
+            assertTrue(line.contains("peer-to-peer (WRITE RTR)") == extra.contains("--p2p"), line);
             boolean reads = program.equals("ib_read_bw") && line.contains("test connection");
-            String ordIrd = reads ? "IRD 128, ORD 128" : server ? "IRD 0, ORD 0" : "IRD 1, ORD 1";
+            String ordIrd = reads ? "IRD 128 / ORD 128" : server ? "IRD 0 / ORD 0" : "IRD 1 / ORD 1";
             assertTrue(line.contains(ordIrd), () -> "expected " + ordIrd + ": " + line);
         }
     }
