@@ -33,8 +33,8 @@ final class FpduBoundarySearch {
     /** The first believable FPDU boundary in {@code bytes}, or {@code null}. */
     static Boundary find(byte[] bytes) {
         int limit = Math.min(bytes.length, SEARCH_LIMIT);
-        for (int offset = 1; offset < limit; offset++) {
-            for (boolean crc : new boolean[] {false}) {
+        for (int offset = 0; offset < limit; offset++) {
+            for (boolean crc : new boolean[] {true, false}) {
                 int n = 0;
                 int at = offset;
                 for (int length; (length = wireLength(bytes, at)) > 0 && at + length <= bytes.length
