@@ -6,14 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.jiwarp.testing.Prerequisites;
 import java.util.zip.GZIPOutputStream;
@@ -50,7 +47,7 @@ class PcapNgRoundTripTest {
         List<Path> captures = captures();
         for (Path capture : captures) {
             Path pcapng = temp.resolve(capture.getFileName() + ".pcapng");
-            run(List.of(tshark.toString(), "-r", capture.toString(), "-F", "pcapng", "-w", pcapng.toString()));
+            Tshark.run(List.of(tshark.toString(), "-r", capture.toString(), "-F", "pcapng", "-w", pcapng.toString()));
             byte[] pcapngBytes = Files.readAllBytes(pcapng);
             assertEquals(0x0a0d0d0a, java.nio.ByteBuffer.wrap(pcapngBytes).getInt(), "tshark wrote pcapng: " + pcapng);
             PcapFile classic = PcapFile.read(capture);
@@ -82,7 +79,7 @@ class PcapNgRoundTripTest {
                 command.add("-e");
                 command.add(field);
             }
-            String[] theirs = run(command).split("\n");
+            String[] theirs = Tshark.run(command).split("\n");
             Map<Integer, Map<String, String>> ours = FrameFields.of(PcapFile.read(capture));
             assertEquals(ours.size(), theirs.length, "frames in " + capture);
             for (String line : theirs) {
@@ -152,24 +149,5 @@ class PcapNgRoundTripTest {
             gz.write(bytes);
         }
         return out.toByteArray();
-    }
-
-    private static String run(List<String> command) throws IOException {
-        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (InputStream in = process.getInputStream()) {
-            in.transferTo(out);
-        }
-        try {
-            if (!process.waitFor(120, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                throw new IOException("tshark did not finish: " + command);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted waiting for tshark", e);
-        }
-        assertEquals(0, process.exitValue(), "tshark failed: " + command);
-        return out.toString(StandardCharsets.UTF_8);
     }
 }

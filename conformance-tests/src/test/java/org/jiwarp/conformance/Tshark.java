@@ -168,7 +168,7 @@ public final class Tshark {
         return packets;
     }
 
-    private static String run(List<String> command) throws IOException {
+    static String run(List<String> command) throws IOException {
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (InputStream in = process.getInputStream()) {

@@ -63,9 +63,7 @@ public final class IwarpStreamDecoder {
             initiator = backward;
             responder = forward;
         } else {
-            notes.add("conversation " + conversation.index() + " (" + client + " <-> " + server
-                    + "): not iWARP: no MPA Request frame at the start of either direction");
-            return false;
+            return decodeMidConnection(conversation.index(), client, server, forward, backward, pdus, notes);
         }
         int index = conversation.index();
         ByteBuf requestBytes = Unpooled.wrappedBuffer(initiator.bytes);
@@ -98,6 +96,36 @@ public final class IwarpStreamDecoder {
                 pdus, notes);
         readFpdus(responder, replyBytes, MpaFrames.frameLength(replyBytes, 0), crc, responderMarkers, index,
                 pdus, notes);
+        return true;
+    }
+
+    /**
+     * A conversation whose capture began after the MPA negotiation (or inside an FPDU): each
+     * direction is searched for the first FPDU boundary a chain of plausible FPDUs confirms, and
+     * decoded from there, with the skipped octets reported. Without markers only.
+     */
+    private static boolean decodeMidConnection(int index, String client, String server, Stream forward,
+            Stream backward, List<DecodedPdu> pdus, List<String> notes) {
+        FpduBoundarySearch.Boundary there = FpduBoundarySearch.find(forward.bytes);
+        FpduBoundarySearch.Boundary back = FpduBoundarySearch.find(backward.bytes);
+        if (there == null && back == null) {
+            notes.add("conversation " + index + " (" + client + " <-> " + server
+                    + "): not iWARP: no MPA Request frame at the start of either direction, and no run of FPDUs");
+            return false;
+        }
+        // RFC 5044 section 7.1: CRC is used both ways or neither; a good CRC either way decides.
+        boolean crc = (there != null && there.crc()) || (back != null && back.crc());
+        for (Stream stream : List.of(forward, backward)) {
+            FpduBoundarySearch.Boundary boundary = stream == forward ? there : back;
+            if (boundary == null) {
+                continue;
+            }
+            notes.add("conversation " + index + " " + stream.source + ": the capture begins mid-connection (no MPA "
+                    + "Request); FPDUs found by " + (crc ? "length, header and CRC" : "length and header") + " plausibility after "
+                    + boundary.offset() + " octet" + (boundary.offset() == 1 ? "" : "s") + " skipped; CRC taken as "
+                    + (crc ? "on" : "off") + ", markers as off");
+            readFpdus(stream, Unpooled.wrappedBuffer(stream.bytes), boundary.offset(), crc, false, index, pdus, notes);
+        }
         return true;
     }
 

@@ -20,26 +20,26 @@ public final class PcapNgWriter implements CaptureWriter {
         this.out = Objects.requireNonNull(out, "out");
         this.linkType = Objects.requireNonNull(linkType, "linkType");
         byte[] section = new byte[28];
-        putInt32(section, 0, PcapNgReader.SECTION_HEADER);
-        putInt32(section, 4, section.length);
-        putInt32(section, 8, PcapNgReader.BYTE_ORDER_MAGIC);
-        putInt16(section, 12, 1); // major version
-        putInt16(section, 14, 0); // minor version
-        putInt32(section, 16, -1); // section length: not specified
-        putInt32(section, 20, -1);
-        putInt32(section, 24, section.length);
+        PcapWriter.putInt32(section, 0, PcapNgReader.SECTION_HEADER);
+        PcapWriter.putInt32(section, 4, section.length);
+        PcapWriter.putInt32(section, 8, PcapNgReader.BYTE_ORDER_MAGIC);
+        PcapWriter.putInt16(section, 12, 1); // major version
+        PcapWriter.putInt16(section, 14, 0); // minor version
+        PcapWriter.putInt32(section, 16, -1); // section length: not specified
+        PcapWriter.putInt32(section, 20, -1);
+        PcapWriter.putInt32(section, 24, section.length);
         out.write(section);
         byte[] description = new byte[32];
-        putInt32(description, 0, PcapNgReader.INTERFACE_DESCRIPTION);
-        putInt32(description, 4, description.length);
-        putInt16(description, 8, linkType.code());
-        putInt32(description, 12, PcapWriter.SNAP_LENGTH);
-        putInt16(description, 16, PcapNgReader.OPTION_IF_TSRESOL);
-        putInt16(description, 18, 1);
+        PcapWriter.putInt32(description, 0, PcapNgReader.INTERFACE_DESCRIPTION);
+        PcapWriter.putInt32(description, 4, description.length);
+        PcapWriter.putInt16(description, 8, linkType.code());
+        PcapWriter.putInt32(description, 12, PcapWriter.SNAP_LENGTH);
+        PcapWriter.putInt16(description, 16, PcapNgReader.OPTION_IF_TSRESOL);
+        PcapWriter.putInt16(description, 18, 1);
         description[20] = 9; // 10^-9 seconds
-        putInt16(description, 24, PcapNgReader.OPTION_END);
-        putInt16(description, 26, 0);
-        putInt32(description, 28, description.length);
+        PcapWriter.putInt16(description, 24, PcapNgReader.OPTION_END);
+        PcapWriter.putInt16(description, 26, 0);
+        PcapWriter.putInt32(description, 28, description.length);
         out.write(description);
     }
 
@@ -67,18 +67,18 @@ public final class PcapNgWriter implements CaptureWriter {
         int padded = captured + 3 & ~3;
         byte[] header = new byte[28];
         int length = 32 + padded;
-        putInt32(header, 0, PcapNgReader.ENHANCED_PACKET);
-        putInt32(header, 4, length);
-        putInt32(header, 8, 0); // interface 0
-        putInt32(header, 12, (int) (timestampNanos >>> 32));
-        putInt32(header, 16, (int) timestampNanos);
-        putInt32(header, 20, captured);
-        putInt32(header, 24, Math.max(originalLength, captured));
+        PcapWriter.putInt32(header, 0, PcapNgReader.ENHANCED_PACKET);
+        PcapWriter.putInt32(header, 4, length);
+        PcapWriter.putInt32(header, 8, 0); // interface 0
+        PcapWriter.putInt32(header, 12, (int) (timestampNanos >>> 32));
+        PcapWriter.putInt32(header, 16, (int) timestampNanos);
+        PcapWriter.putInt32(header, 20, captured);
+        PcapWriter.putInt32(header, 24, Math.max(originalLength, captured));
         out.write(header);
         out.write(frame, 0, captured);
         out.write(new byte[padded - captured]);
         byte[] trailer = new byte[4];
-        putInt32(trailer, 0, length);
+        PcapWriter.putInt32(trailer, 0, length);
         out.write(trailer);
         records++;
     }
@@ -95,17 +95,5 @@ public final class PcapNgWriter implements CaptureWriter {
         } finally {
             out.close();
         }
-    }
-
-    private static void putInt16(byte[] b, int offset, int value) {
-        b[offset] = (byte) value;
-        b[offset + 1] = (byte) (value >>> 8);
-    }
-
-    private static void putInt32(byte[] b, int offset, int value) {
-        b[offset] = (byte) value;
-        b[offset + 1] = (byte) (value >>> 8);
-        b[offset + 2] = (byte) (value >>> 16);
-        b[offset + 3] = (byte) (value >>> 24);
     }
 }

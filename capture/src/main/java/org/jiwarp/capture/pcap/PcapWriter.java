@@ -119,12 +119,13 @@ public final class PcapWriter implements CaptureWriter {
         }
     }
 
-    private static void putInt16(byte[] b, int offset, int value) {
+    /** Little-endian, as both writers write. */
+    static void putInt16(byte[] b, int offset, int value) {
         b[offset] = (byte) value;
         b[offset + 1] = (byte) (value >>> 8);
     }
 
-    private static void putInt32(byte[] b, int offset, int value) {
+    static void putInt32(byte[] b, int offset, int value) {
         b[offset] = (byte) value;
         b[offset + 1] = (byte) (value >>> 8);
         b[offset + 2] = (byte) (value >>> 16);
