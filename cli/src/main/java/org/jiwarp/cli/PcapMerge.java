@@ -54,9 +54,12 @@ final class PcapMerge {
         Path target = out.toAbsolutePath();
         Path part = target.resolveSibling(target.getFileName() + ".part");
         // A name ending in .pcapng gets pcapng, as Wireshark's tools do; anything else classic pcap.
+        int fileSnapLength = snapLength == 0 ? PcapWriter.SNAP_LENGTH : ETHERNET_HEADER + IPV6_HEADER + 60 + snapLength;
         try (CaptureWriter writer = CaptureWriter.isPcapNg(out)
-                ? new PcapNgWriter(new BufferedOutputStream(Files.newOutputStream(part)), LinkType.ETHERNET)
-                : new PcapWriter(new BufferedOutputStream(Files.newOutputStream(part)), LinkType.ETHERNET, false)) {
+                ? new PcapNgWriter(new BufferedOutputStream(Files.newOutputStream(part)), LinkType.ETHERNET,
+                        fileSnapLength)
+                : new PcapWriter(new BufferedOutputStream(Files.newOutputStream(part)), LinkType.ETHERNET, false,
+                        fileSnapLength)) {
             for (PcapRecord record : records) {
                 byte[] data = record.data();
                 int captured = snapLength == 0 ? data.length : Math.min(data.length, headers(data) + snapLength);

@@ -17,6 +17,11 @@ public final class PcapNgWriter implements CaptureWriter {
 
     /** Writes the Section Header and Interface Description blocks. */
     public PcapNgWriter(OutputStream out, LinkType linkType) throws IOException {
+        this(out, linkType, PcapWriter.SNAP_LENGTH);
+    }
+
+    /** As {@link #PcapNgWriter(OutputStream, LinkType)}, announcing {@code snapLength} for its interface. */
+    public PcapNgWriter(OutputStream out, LinkType linkType, int snapLength) throws IOException {
         this.out = Objects.requireNonNull(out, "out");
         this.linkType = Objects.requireNonNull(linkType, "linkType");
         byte[] section = new byte[28];
@@ -33,7 +38,7 @@ public final class PcapNgWriter implements CaptureWriter {
         PcapWriter.putInt32(description, 0, PcapNgReader.INTERFACE_DESCRIPTION);
         PcapWriter.putInt32(description, 4, description.length);
         PcapWriter.putInt16(description, 8, linkType.code());
-        PcapWriter.putInt32(description, 12, PcapWriter.SNAP_LENGTH);
+        PcapWriter.putInt32(description, 12, snapLength);
         PcapWriter.putInt16(description, 16, PcapNgReader.OPTION_IF_TSRESOL);
         PcapWriter.putInt16(description, 18, 1);
         description[20] = 9; // 10^-9 seconds

@@ -33,6 +33,15 @@ public final class PcapWriter implements CaptureWriter {
      * @param nanosecond {@code true} for nanosecond timestamps, {@code false} for microseconds
      */
     public PcapWriter(OutputStream out, LinkType linkType, boolean nanosecond) throws IOException {
+        this(out, linkType, nanosecond, SNAP_LENGTH);
+    }
+
+    /**
+     * As {@link #PcapWriter(OutputStream, LinkType, boolean)}, announcing {@code snapLength} (the
+     * most octets of a packet a record holds) in the global header, as tcpdump's {@code -s} does;
+     * the caller cuts each packet with {@link #writeCut}.
+     */
+    public PcapWriter(OutputStream out, LinkType linkType, boolean nanosecond, int snapLength) throws IOException {
         this.out = Objects.requireNonNull(out, "out");
         this.linkType = Objects.requireNonNull(linkType, "linkType");
         this.nanosecond = nanosecond;
@@ -42,7 +51,7 @@ public final class PcapWriter implements CaptureWriter {
         putInt16(global, 6, 4); // version_minor
         putInt32(global, 8, 0); // thiszone: UTC
         putInt32(global, 12, 0); // sigfigs
-        putInt32(global, 16, SNAP_LENGTH);
+        putInt32(global, 16, snapLength);
         putInt32(global, 20, linkType.code());
         out.write(global);
     }
