@@ -93,7 +93,7 @@ public final class TaggedPlacement {
      * buffer in between. Neither the payload's indices nor its reference count change.
      *
      * @throws IllegalArgumentException when the payload does not fit (call a check first)
-     * @throws DdpException {@link TerminateError#DDP_TAGGED_INVALID_STAG} when the region was
+     * @throws TerminateException {@link TerminateError#DDP_TAGGED_INVALID_STAG} when the region was
      *     invalidated or deregistered since its check
      */
     public static void place(TaggedBuffer target, long taggedOffset, ByteBuf payload) {
@@ -108,7 +108,7 @@ public final class TaggedPlacement {
      * invalid after its check (a deregistration or invalidation raced the segment), nothing is copied
      * and the segment fails as it would have failed the check, with an invalid STag.
      *
-     * @throws DdpException {@link TerminateError#DDP_TAGGED_INVALID_STAG} when the region is no longer
+     * @throws TerminateException {@link TerminateError#DDP_TAGGED_INVALID_STAG} when the region is no longer
      *     valid
      */
     public static void place(TaggedBuffer target, long taggedOffset, ByteBuf source, int index, int length) {
@@ -118,8 +118,9 @@ public final class TaggedPlacement {
         }
         // RFC 5041 section 7.1: the STag must be valid, also when it was invalidated after the check.
         if (!target.enterPlacement()) {
-            throw error(SINK_ERRORS, INVALID_STAG, "invalidated before placement", target.stag(), taggedOffset,
-                    length);
+            throw new TerminateException(TerminateError.DDP_TAGGED_INVALID_STAG, String.format(
+                    "STag 0x%08x, TO 0x%x, %d octets: invalidated before placement", target.stag(), taggedOffset,
+                    length));
         }
         try {
             if (length > 0) {
