@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * been reused 256 times (the 8-bit key's limit, as in siw).
  *
  * <p>Threads: {@link #register}, {@link #invalidate} and {@link #deregister} may run on any thread
- * (they serialize on a lock); {@link #lookup} takes no lock and sees either nothing or a fully
+ * (register and deregister serialize on a lock; invalidate and deregister then wait out the
+ * placements in flight, see {@link TaggedBuffer}); {@link #lookup} takes no lock and sees either nothing or a fully
  * constructed entry: entries are published through an {@link AtomicReferenceArray} that grows by
  * copy under the lock, and every field of {@link TaggedBuffer} but the volatile valid flag is
  * final.
@@ -146,7 +147,8 @@ public final class StagTable {
     }
 
     /**
-     * Local invalidation: the STag stays registered but no longer passes a check.
+     * Local invalidation: the STag stays registered but no longer passes a check. Returns once no
+     * placement into the region is in flight: from then on no byte of it is written.
      *
      * @return {@code false} when no region has this STag; {@code true} otherwise, also when it was
      *     invalid already
@@ -162,24 +164,31 @@ public final class StagTable {
 
     /**
      * Removes the region and frees its index for reuse under another key; the entry turns invalid
-     * for whoever still holds it. An STag no region has is ignored.
+     * for whoever still holds it. Returns once no placement into the region is in flight: from then
+     * on no byte of it is written (the wait is outside the table's lock).
+     *
+     * @return {@code true} when this call removed the region; {@code false} when no region has this
+     *     STag (never registered, or deregistered already)
      */
-    public void deregister(int stag) {
+    public boolean deregister(int stag) {
+        TaggedBuffer entry;
         synchronized (lock) {
             AtomicReferenceArray<TaggedBuffer> s = slots;
             int index = stag >>> KEY_BITS;
             if (index == 0 || index >= s.length()) {
-                return;
+                return false;
             }
-            TaggedBuffer entry = s.get(index);
+            entry = s.get(index);
             if (entry == null || entry.stag() != stag) {
-                return;
+                return false;
             }
-            entry.invalidate();
+            entry.markInvalid();
             s.set(index, null);
             pushFreed(index);
             size--;
         }
+        entry.awaitPlacements();
+        return true;
     }
 
     /** Regions registered now. */

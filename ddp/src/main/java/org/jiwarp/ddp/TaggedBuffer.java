@@ -1,6 +1,9 @@
 package org.jiwarp.ddp;
 
 import io.netty.buffer.ByteBuf;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One registered region as DDP sees it (RFC 5041 section 3.2, the Tagged Buffer): its STag, the
@@ -14,14 +17,39 @@ import io.netty.buffer.ByteBuf;
  *   index:          0                    TO - base              length
  * </pre>
  *
- * <p>Created only by {@link StagTable#register}. Every field is final except the valid flag, which
- * {@link StagTable#invalidate}, {@link StagTable#deregister} and a remote invalidation clear; the
- * flag is volatile, so an event loop sees an invalidation made on a user thread.
+ * <p>Created only by {@link StagTable#register}. Every field is final except one state word: the
+ * valid flag, which {@link StagTable#invalidate}, {@link StagTable#deregister} and a remote
+ * invalidation clear, and the count of placements in flight.
+ *
+ * <p>The placement fence: once an invalidation or deregistration returns, no byte of the region is
+ * written again. {@link TaggedPlacement#place} enters the region (one atomic add on the state word:
+ * no lock) and copies only if the region was still valid at that moment; invalidating sets the
+ * invalid bit (one atomic or) and then waits until the placements that entered before it have left.
+ * Both act on the same word, so either the placement's add comes first and the invalidation waits
+ * for its copy, or the invalidation's bit comes first and the placement copies nothing. The wait is
+ * at most one copy (a segment, at most 64 KiB) per event loop; it spins, then yields, then parks
+ * briefly. Reading from the region (an RDMA Read's Data Source, a Send's gather list) is not fenced:
+ * it writes nothing into the region.
  *
  * <p>Reference counting: the region does not own {@link #memory()}; whoever registered it keeps it
  * alive until after {@link StagTable#deregister}.
  */
 public final class TaggedBuffer {
+
+    private static final int INVALID = 1 << 31;
+    private static final int IN_FLIGHT = ~INVALID;
+    private static final int SPINS = 256;
+    private static final int YIELDS = 64;
+    private static final long PARK_NANOS = 10_000;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(TaggedBuffer.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final int stag;
     private final int pd;
@@ -30,7 +58,9 @@ public final class TaggedBuffer {
     private final long length;
     private final ByteBuf memory;
     private final boolean remoteInvalidationAllowed;
-    private volatile boolean valid = true;
+    /** Bit 31: invalid. Bits 0 to 30: placements in flight. Accessed through {@link #STATE}. */
+    @SuppressWarnings("unused")
+    private volatile int state;
 
     TaggedBuffer(int stag, int pd, int access, long baseTaggedOffset, long length, ByteBuf memory,
             boolean remoteInvalidationAllowed) {
@@ -75,7 +105,7 @@ public final class TaggedBuffer {
 
     /** {@code false} once invalidated (locally or remotely) or deregistered. */
     public boolean valid() {
-        return valid;
+        return state >= 0;
     }
 
     /** Whether a Send with Invalidate from the peer may invalidate this STag. */
@@ -96,13 +126,50 @@ public final class TaggedBuffer {
         return (int) (taggedOffset - baseTaggedOffset);
     }
 
+    /**
+     * Enters a placement: {@code true} when the region is valid, and then the caller must
+     * {@link #exitPlacement()} once its copy is done; {@code false} (nothing to exit) when it is not.
+     */
+    boolean enterPlacement() {
+        int before = (int) STATE.getAndAdd(this, 1);
+        if (before < 0) {
+            STATE.getAndAdd(this, -1);
+            return false;
+        }
+        return true;
+    }
+
+    void exitPlacement() {
+        STATE.getAndAdd(this, -1);
+    }
+
+    /** Turns the region invalid, then waits out the placements in flight. */
     void invalidate() {
-        valid = false;
+        STATE.getAndBitwiseOr(this, INVALID);
+        awaitPlacements();
+    }
+
+    /** Turns the region invalid without waiting (the caller waits, outside its lock). */
+    void markInvalid() {
+        STATE.getAndBitwiseOr(this, INVALID);
+    }
+
+    /** Returns once no placement entered before the region turned invalid is still copying. */
+    void awaitPlacements() {
+        for (int round = 0; (state & IN_FLIGHT) != 0; round++) {
+            if (round < SPINS) {
+                Thread.onSpinWait();
+            } else if (round < SPINS + YIELDS) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(PARK_NANOS);
+            }
+        }
     }
 
     @Override
     public String toString() {
         return String.format("STag 0x%08x [pd %d, %s, TO 0x%x + %d%s]", stag, pd, Access.describe(access),
-                baseTaggedOffset, length, valid ? "" : ", invalid");
+                baseTaggedOffset, length, valid() ? "" : ", invalid");
     }
 }

@@ -93,19 +93,41 @@ public final class TaggedPlacement {
      * buffer in between. Neither the payload's indices nor its reference count change.
      *
      * @throws IllegalArgumentException when the payload does not fit (call a check first)
+     * @throws TerminateException {@link TerminateError#DDP_TAGGED_INVALID_STAG} when the region was
+     *     invalidated or deregistered since its check
      */
     public static void place(TaggedBuffer target, long taggedOffset, ByteBuf payload) {
         place(target, taggedOffset, payload, payload.readerIndex(), payload.readableBytes());
     }
 
-    /** As {@link #place(TaggedBuffer, long, ByteBuf)}, for {@code length} octets of {@code source} at {@code index}. */
+    /**
+     * As {@link #place(TaggedBuffer, long, ByteBuf)}, for {@code length} octets of {@code source} at
+     * {@code index}.
+     *
+     * <p>The copy is fenced against invalidation (see {@link TaggedBuffer}): when the region turned
+     * invalid after its check (a deregistration or invalidation raced the segment), nothing is copied
+     * and the segment fails as it would have failed the check, with an invalid STag.
+     *
+     * @throws TerminateException {@link TerminateError#DDP_TAGGED_INVALID_STAG} when the region is no longer
+     *     valid
+     */
     public static void place(TaggedBuffer target, long taggedOffset, ByteBuf source, int index, int length) {
         if (!inside(target, taggedOffset, length)) {
             throw new IllegalArgumentException(String.format("%d octets at TO 0x%x do not fit %s", length,
                     taggedOffset, target));
         }
-        if (length > 0) {
-            target.memory().setBytes(target.memoryIndex(taggedOffset), source, index, length);
+        // RFC 5041 section 7.1: the STag must be valid, also when it was invalidated after the check.
+        if (!target.enterPlacement()) {
+            throw new TerminateException(TerminateError.DDP_TAGGED_INVALID_STAG, String.format(
+                    "STag 0x%08x, TO 0x%x, %d octets: invalidated before placement", target.stag(), taggedOffset,
+                    length));
+        }
+        try {
+            if (length > 0) {
+                target.memory().setBytes(target.memoryIndex(taggedOffset), source, index, length);
+            }
+        } finally {
+            target.exitPlacement();
         }
     }
 }
