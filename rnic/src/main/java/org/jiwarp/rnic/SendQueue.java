@@ -138,9 +138,10 @@ final class SendQueue {
             }
             waiting.pollFirst();
             issue(slot);
-            if (slot.opcode != SendWorkRequest.Opcode.RDMA_READ) {
-                // The batch's last Write or Send (a Read after it may fail, so it cannot retire it).
-                unsignaled = !slot.done && !slot.signaled ? slot : null;
+            if (slot.opcode != SendWorkRequest.Opcode.RDMA_READ && !slot.done) {
+                // The batch's last Write or Send that went out (a Read after it may fail, so it cannot
+                // retire it; one that failed its local checks went nowhere and retires nothing).
+                unsignaled = slot.signaled ? null : slot;
             }
         }
         if (unsignaled != null) {

@@ -148,6 +148,30 @@ class MemoryModelFindingsTest {
      * its lkey still works (Linux siw checks {@code stag_valid} for local access too). A receive posted
      * on a deregistered region lets a peer's Send write memory that is no longer registered.
      */
+    /**
+     * Seed 0xa86990909570df88: an unsignaled Send, then in the same batch a Send whose SGE lies in
+     * another protection domain. The second fails its local checks and goes nowhere, so it cannot
+     * retire the first; the batch must still retire the first when it reaches TCP, or the error
+     * completion of the second waits behind it for ever.
+     */
+    @Test
+    void aLocalProtectionErrorAfterAnUnsignaledSendStillCompletes() throws Exception {
+        try (RnicPair pair = new RnicPair(P2P, 4096, (config, server) -> config)) {
+            pair.server.postReceive(new ReceiveWorkRequest(1, new Sge(pair.serverRegion, 0, 64)));
+            ProtectionDomain otherPd = pair.clientRnic.allocatePd();
+            MemoryRegion foreign = otherPd.register(ByteBuffer.allocateDirect(64), Access.ALL);
+            SendWorkRequest[] chain = {
+                SendWorkRequest.send(8, new Sge(pair.clientRegion, 0, 16)).unsignaled().solicited().fence(),
+                SendWorkRequest.send(9, new Sge(foreign, 0, 16)),
+            };
+            pair.client.postSend(chain, 2);
+            WorkCompletion wc = pair.clientCq.take(10, TimeUnit.SECONDS);
+            assertNotNull(wc, "the failed Send's completion arrives");
+            assertEquals(9, wc.workRequestId());
+            assertEquals(WcStatus.LOCAL_PROTECTION_ERROR, wc.status());
+        }
+    }
+
     @Test
     void theLkeyOfAnInvalidOrDeregisteredRegionIsRefused() throws Exception {
         try (RnicPair pair = new RnicPair(P2P, 4096, (config, server) -> config)) {
