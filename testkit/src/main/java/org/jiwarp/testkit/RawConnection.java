@@ -27,8 +27,9 @@ import org.jiwarp.wire.rdmap.RdmapOpcode;
  *
  * <p>Every inbound ULPDU is checked (its CRC when CRCs are on, its markers when the peer inserts
  * them) and kept as a copy; Read Responses, which a case may provoke by the megabyte, keep only
- * their header (when longer than 4 KiB) and add their payload length to a counter. Whatever jiwarp sends that is not a
- * valid FPDU is recorded as a problem, which {@link #problems()} reports.
+ * their header (when longer than 4 KiB) and add their payload length to a counter. Whatever the
+ * remote end sends that is not a valid FPDU is recorded as a problem, which {@link #problems()}
+ * reports.
  */
 public final class RawConnection implements AutoCloseable {
 
@@ -43,7 +44,7 @@ public final class RawConnection implements AutoCloseable {
     private final List<byte[]> ulpdus = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     private long readResponseOctets;
-    /** What arrived before jiwarp's first Terminate: Read Response payload octets, and anything else. */
+    /** What arrived before the remote end's first Terminate: Read Response payload octets, and anything else. */
     private long readResponseOctetsBeforeTerminate;
     private final List<byte[]> otherBeforeTerminate = new ArrayList<>();
     private boolean terminateSeen;
@@ -329,14 +330,14 @@ public final class RawConnection implements AutoCloseable {
         }
     }
 
-    /** Read Response payload octets that arrived before jiwarp's first Terminate. */
+    /** Read Response payload octets that arrived before the remote end's first Terminate. */
     public long readResponseOctetsBeforeTerminate() {
         synchronized (lock) {
             return readResponseOctetsBeforeTerminate;
         }
     }
 
-    /** ULPDUs other than Read Responses that arrived before jiwarp's first Terminate. */
+    /** ULPDUs other than Read Responses that arrived before the remote end's first Terminate. */
     public List<byte[]> otherBeforeTerminate() {
         synchronized (lock) {
             return new ArrayList<>(otherBeforeTerminate);
