@@ -1,13 +1,9 @@
 package org.jiwarp.conformance;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -16,28 +12,12 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-import org.jiwarp.rnic.Access;
 import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.MarkerPolicy;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.mpa.RtrType;
-import org.jiwarp.rnic.CompletionQueue;
-import org.jiwarp.rnic.MemoryRegion;
-import org.jiwarp.rnic.ProtectionDomain;
-import org.jiwarp.rnic.QpConfig;
-import org.jiwarp.rnic.QueuePair;
-import org.jiwarp.rnic.ReceiveWorkRequest;
-import org.jiwarp.rnic.Rnic;
-import org.jiwarp.rnic.RnicListener;
+import org.jiwarp.rnic.CapturingRnics;
 import org.jiwarp.rnic.RnicOptions;
-import org.jiwarp.rnic.SendWorkRequest;
-import org.jiwarp.rnic.Sge;
-import org.jiwarp.rnic.WcStatus;
-import org.jiwarp.rnic.WorkCompletion;
 import org.jiwarp.capture.decode.CaptureDecode;
 import org.jiwarp.capture.decode.DecodedPdu;
 import org.jiwarp.capture.decode.IwarpStreamDecoder;
@@ -84,9 +64,9 @@ class RnicCaptureTest {
                 String framing = "crc=" + crc + " markers=" + markers;
                 Path directory = Files.createDirectories(temp.resolve((crc ? "crc" : "nocrc") + "-"
                         + (markers ? "markers" : "nomarkers")));
-                Connection operations;
-                Connection terminated;
-                try (Peers peers = new Peers(mpa(crc, markers), directory)) {
+                CapturingRnics.Connection operations;
+                CapturingRnics.Connection terminated;
+                try (CapturingRnics peers = new CapturingRnics(mpa(crc, markers), directory)) {
                     operations = peers.connect();
                     operations.sendWriteAndRead();
                     terminated = peers.connect();
@@ -214,111 +194,5 @@ class RnicCaptureTest {
         return MpaSettings.builder().crc(crc ? CrcPolicy.REQUIRE : CrcPolicy.ACCEPT)
                 .markers(markers ? MarkerPolicy.REQUEST : MarkerPolicy.ACCEPT)
                 .rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build();
-    }
-
-    private static WorkCompletion take(CompletionQueue cq) throws InterruptedException {
-        WorkCompletion wc = cq.take(10, TimeUnit.SECONDS);
-        assertNotNull(wc, "no completion within 10 s");
-        return wc;
-    }
-
-    /** Two RNICs capturing into one directory; {@link #connect()} makes one connection at a time. */
-    private static final class Peers implements AutoCloseable {
-        final Rnic serverRnic;
-        final Rnic clientRnic;
-        final RnicListener listener;
-        final BlockingQueue<QueuePair> toAccept = new LinkedBlockingQueue<>();
-        final BlockingQueue<CompletableFuture<QueuePair>> accepted = new LinkedBlockingQueue<>();
-
-        Peers(MpaSettings mpa, Path directory) {
-            serverRnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa).capture(directory));
-            clientRnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa).capture(directory));
-            listener = serverRnic.listen(new InetSocketAddress("127.0.0.1", 0),
-                    request -> accepted.add(request.accept(toAccept.remove(), new byte[] {'o', 'k'})));
-        }
-
-        Connection connect() throws Exception {
-            Connection c = new Connection(serverRnic, clientRnic);
-            toAccept.add(c.server);
-            clientRnic.connect(c.client, listener.localAddress(), new byte[] {'h', 'i'}).get(10, TimeUnit.SECONDS);
-            accepted.poll(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
-            c.clientPort = ((InetSocketAddress) c.client.localAddress()).getPort();
-            c.serverPort = ((InetSocketAddress) c.client.remoteAddress()).getPort();
-            return c;
-        }
-
-        /** Closing the RNICs closes what is still open, and every capture file with it. */
-        @Override
-        public void close() {
-            listener.close();
-            clientRnic.close();
-            serverRnic.close();
-        }
-    }
-
-    /** One queue pair on each RNIC, each with a 64 KiB region open to everything. */
-    private static final class Connection {
-        final CompletionQueue serverCq;
-        final CompletionQueue clientCq;
-        final QueuePair server;
-        final QueuePair client;
-        final MemoryRegion serverRegion;
-        final MemoryRegion clientRegion;
-        int clientPort;
-        int serverPort;
-
-        Connection(Rnic serverRnic, Rnic clientRnic) {
-            ProtectionDomain serverPd = serverRnic.allocatePd();
-            ProtectionDomain clientPd = clientRnic.allocatePd();
-            serverCq = serverRnic.createCq(256);
-            clientCq = clientRnic.createCq(256);
-            server = serverRnic.createQp(new QpConfig(serverPd, serverCq, serverCq).ird(4).ord(4));
-            client = clientRnic.createQp(new QpConfig(clientPd, clientCq, clientCq).ird(4).ord(4));
-            serverRegion = serverPd.register(ByteBuffer.allocateDirect(1 << 16), Access.ALL);
-            clientRegion = clientPd.register(ByteBuffer.allocateDirect(1 << 16), Access.ALL);
-        }
-
-        /** The capture files, named {@code <local-port>-<remote-port>.pcap} by each end. */
-        String clientFile() {
-            return clientPort + "-" + serverPort + ".pcap";
-        }
-
-        String serverFile() {
-            return serverPort + "-" + clientPort + ".pcap";
-        }
-
-        /** Send, a three-segment Write, a two-segment Read, a Send back. */
-        void sendWriteAndRead() throws Exception {
-            for (int i = 0; i < 1 << 16; i++) {
-                clientRegion.buffer().setByte(i, i * 7);
-                serverRegion.buffer().setByte(i, i * 13);
-            }
-            server.postReceive(new ReceiveWorkRequest(1, new Sge(serverRegion, 0, 4096)));
-            client.postReceive(new ReceiveWorkRequest(2, new Sge(clientRegion, 0, 4096)));
-            client.postSend(SendWorkRequest.send(10, new Sge(clientRegion, 4096, 100)));
-            assertEquals(WcStatus.SUCCESS, take(clientCq).status());
-            assertEquals(WcStatus.SUCCESS, take(serverCq).status());
-            client.postSend(SendWorkRequest.write(11, serverRegion.address() + 8192, serverRegion.rkey(),
-                    new Sge(clientRegion, 8192, 3000)));
-            assertEquals(WcStatus.SUCCESS, take(clientCq).status());
-            client.postSend(SendWorkRequest.read(12, serverRegion.address() + 16384, serverRegion.rkey(),
-                    new Sge(clientRegion, 16384, 2000)));
-            assertEquals(WcStatus.SUCCESS, take(clientCq).status());
-            server.postSend(SendWorkRequest.send(13, new Sge(serverRegion, 4096, 10)));
-            assertEquals(WcStatus.SUCCESS, take(serverCq).status());
-            assertEquals(WcStatus.SUCCESS, take(clientCq).status());
-        }
-
-        /** A Write to an STag the server never issued: DDP tagged invalid STag, one Terminate. */
-        void writeToAnInvalidStag() throws Exception {
-            server.postReceive(new ReceiveWorkRequest(1, new Sge(serverRegion, 0, 64)));
-            client.postSend(SendWorkRequest.write(20, serverRegion.address(), serverRegion.rkey() ^ 0x100,
-                    new Sge(clientRegion, 0, 64)));
-            client.closeFuture().get(10, TimeUnit.SECONDS);
-            server.closeFuture().get(10, TimeUnit.SECONDS);
-            assertEquals(TerminateError.DDP_TAGGED_INVALID_STAG, server.terminateSent());
-            assertFalse(client.terminateReceived() == null, "the client got no Terminate");
-            assertEquals(TerminateError.DDP_TAGGED_INVALID_STAG, client.terminateReceived().error());
-        }
     }
 }

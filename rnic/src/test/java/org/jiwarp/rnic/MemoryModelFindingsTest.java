@@ -57,8 +57,8 @@ class MemoryModelFindingsTest {
             CompletionQueue clientCq = clientRnic.createCq(16);
             QueuePair serverQp = serverRnic.createQp(new QpConfig(serverPd, serverCq, serverCq));
             QueuePair clientQp = clientRnic.createQp(new QpConfig(clientPd, clientCq, clientCq));
-            MemoryRegion serverMr = serverPd.register(ByteBuffer.allocateDirect(64), RnicPair.ALL);
-            MemoryRegion clientMr = clientPd.register(ByteBuffer.allocateDirect(64), RnicPair.ALL);
+            MemoryRegion serverMr = serverPd.register(ByteBuffer.allocateDirect(64), Access.ALL);
+            MemoryRegion clientMr = clientPd.register(ByteBuffer.allocateDirect(64), Access.ALL);
             clientQp.postReceive(new ReceiveWorkRequest(1, Sge.of(clientMr)));
             try (RnicListener listener = serverRnic.listen(new InetSocketAddress("127.0.0.1", 0),
                     request -> request.accept(serverQp, new byte[0])
@@ -177,12 +177,12 @@ class MemoryModelFindingsTest {
         try (RnicPair pair = new RnicPair(P2P, 4096, (config, server) -> config)) {
             ByteBuf backing = Unpooled.wrappedBuffer(ByteBuffer.allocateDirect(256));
             try {
-                MemoryRegion gone = pair.serverPd.register(backing.slice(0, 128), RnicPair.ALL);
+                MemoryRegion gone = pair.serverPd.register(backing.slice(0, 128), Access.ALL);
                 gone.deregister();
                 assertThrows(IllegalArgumentException.class, () -> pair.server.postReceive(
                         new ReceiveWorkRequest(1, new Sge(gone, 0, 64))), "a receive into a deregistered region");
 
-                MemoryRegion invalid = pair.clientPd.register(ByteBuffer.allocateDirect(64), RnicPair.ALL);
+                MemoryRegion invalid = pair.clientPd.register(ByteBuffer.allocateDirect(64), Access.ALL);
                 assertTrue(invalid.invalidate());
                 pair.client.postSend(SendWorkRequest.write(2, pair.serverRegion.address(), pair.serverRegion.rkey(),
                         new Sge(invalid, 0, 8)));

@@ -3,15 +3,12 @@ package org.jiwarp.rnic;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,13 +16,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.testing.Property;
 import org.jiwarp.capture.decode.CaptureDecode;
 import org.jiwarp.capture.decode.DecodedPdu;
@@ -59,11 +51,11 @@ class PcapCaptureTest {
     @MethodSource("framing")
     void everyConnectionIsCapturedOneFpduPerSegment(boolean crc, boolean markers, @TempDir Path directory)
             throws Exception {
-        Connection operations;
-        Connection terminated;
-        try (Peers peers = new Peers(RnicOperationsTest.mpa(crc, markers), directory)) {
+        CapturingRnics.Connection operations;
+        CapturingRnics.Connection terminated;
+        try (CapturingRnics peers = new CapturingRnics(RnicOperationsTest.mpa(crc, markers), directory)) {
             operations = peers.connect();
-            operations.sendWriteReadAndDisconnect();
+            operations.sendWriteAndRead();
             terminated = peers.connect();
             terminated.writeToAnInvalidStag();
         }
@@ -71,7 +63,7 @@ class PcapCaptureTest {
             assertEquals(Set.of(operations.clientFile(), operations.serverFile(), terminated.clientFile(),
                     terminated.serverFile()), files.map(p -> p.getFileName().toString()).collect(Collectors.toSet()));
         }
-        for (Connection connection : List.of(operations, terminated)) {
+        for (CapturingRnics.Connection connection : List.of(operations, terminated)) {
             CaptureDecode client = checkCapture(directory.resolve(connection.clientFile()), crc, markers);
             CaptureDecode server = checkCapture(directory.resolve(connection.serverFile()), crc, markers);
             // Both ends saw the same PDUs each way (their interleaving may differ).
@@ -151,8 +143,8 @@ class PcapCaptureTest {
 
     @Test
     void captureOffInstallsNothing() throws Exception {
-        try (Peers peers = new Peers(RnicOperationsTest.mpa(true, false), null)) {
-            Connection connection = peers.connect();
+        try (CapturingRnics peers = new CapturingRnics(RnicOperationsTest.mpa(true, false), null)) {
+            CapturingRnics.Connection connection = peers.connect();
             assertNull(connection.client.channel().pipeline().get(PcapCapture.class));
             assertNull(connection.server.channel().pipeline().get(PcapCapture.class));
         }
@@ -160,8 +152,8 @@ class PcapCaptureTest {
 
     @Test
     void captureIsTheFirstHandler(@TempDir Path directory) throws Exception {
-        try (Peers peers = new Peers(RnicOperationsTest.mpa(false, false), directory)) {
-            Connection connection = peers.connect();
+        try (CapturingRnics peers = new CapturingRnics(RnicOperationsTest.mpa(false, false), directory)) {
+            CapturingRnics.Connection connection = peers.connect();
             PcapCapture client = (PcapCapture) connection.client.channel().pipeline().first();
             PcapCapture server = (PcapCapture) connection.server.channel().pipeline().first();
             assertEquals(directory.resolve(connection.clientFile()), client.file());
@@ -272,116 +264,5 @@ class PcapCaptureTest {
             at += part.length;
         }
         return all;
-    }
-
-    private static WorkCompletion take(CompletionQueue cq) throws InterruptedException {
-        WorkCompletion wc = cq.take(10, TimeUnit.SECONDS);
-        assertNotNull(wc, "no completion within 10 s");
-        return wc;
-    }
-
-    /** Two RNICs capturing into one directory; {@link #connect()} makes one connection at a time. */
-    private static final class Peers implements AutoCloseable {
-        final Rnic serverRnic;
-        final Rnic clientRnic;
-        final RnicListener listener;
-        final BlockingQueue<QueuePair> toAccept = new LinkedBlockingQueue<>();
-        final BlockingQueue<CompletableFuture<QueuePair>> accepted = new LinkedBlockingQueue<>();
-
-        Peers(MpaSettings mpa, Path directory) {
-            serverRnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa).capture(directory));
-            clientRnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa).capture(directory));
-            listener = serverRnic.listen(new InetSocketAddress("127.0.0.1", 0),
-                    request -> accepted.add(request.accept(toAccept.remove(), new byte[] {'o', 'k'})));
-        }
-
-        Connection connect() throws Exception {
-            Connection c = new Connection(serverRnic, clientRnic);
-            toAccept.add(c.server);
-            clientRnic.connect(c.client, listener.localAddress(), new byte[] {'h', 'i'}).get(10, TimeUnit.SECONDS);
-            accepted.poll(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
-            c.connected();
-            return c;
-        }
-
-        @Override
-        public void close() {
-            listener.close();
-            clientRnic.close();
-            serverRnic.close();
-        }
-    }
-
-    /** One queue pair on each RNIC, each with a 64 KiB region open to everything. */
-    private static final class Connection {
-        final CompletionQueue serverCq;
-        final CompletionQueue clientCq;
-        final QueuePair server;
-        final QueuePair client;
-        final MemoryRegion serverRegion;
-        final MemoryRegion clientRegion;
-
-        Connection(Rnic serverRnic, Rnic clientRnic) {
-            ProtectionDomain serverPd = serverRnic.allocatePd();
-            ProtectionDomain clientPd = clientRnic.allocatePd();
-            serverCq = serverRnic.createCq(256);
-            clientCq = clientRnic.createCq(256);
-            server = serverRnic.createQp(new QpConfig(serverPd, serverCq, serverCq).ird(4).ord(4));
-            client = clientRnic.createQp(new QpConfig(clientPd, clientCq, clientCq).ird(4).ord(4));
-            serverRegion = serverPd.register(ByteBuffer.allocateDirect(1 << 16), RnicPair.ALL);
-            clientRegion = clientPd.register(ByteBuffer.allocateDirect(1 << 16), RnicPair.ALL);
-        }
-
-        private int clientPort;
-        private int serverPort;
-
-        /** Notes the ports once connected (the files are named after them). */
-        void connected() {
-            clientPort = ((InetSocketAddress) client.channel().localAddress()).getPort();
-            serverPort = ((InetSocketAddress) client.channel().remoteAddress()).getPort();
-        }
-
-        String clientFile() {
-            return PcapCapture.fileName(clientPort, serverPort);
-        }
-
-        String serverFile() {
-            return PcapCapture.fileName(serverPort, clientPort);
-        }
-
-        /** Send, a three-segment Write, a two-segment Read, a Send back. */
-        void sendWriteReadAndDisconnect() throws Exception {
-            RnicOperationsTest.fill(clientRegion.buffer(), 0, 1 << 16, 1);
-            RnicOperationsTest.fill(serverRegion.buffer(), 0, 1 << 16, 2);
-            server.postReceive(new ReceiveWorkRequest(1, new Sge(serverRegion, 0, 4096)));
-            client.postReceive(new ReceiveWorkRequest(2, new Sge(clientRegion, 0, 4096)));
-            client.postSend(SendWorkRequest.send(10, new Sge(clientRegion, 4096, 100)));
-            assertEquals(WcStatus.SUCCESS, take(clientCq).status());
-            assertEquals(WcStatus.SUCCESS, take(serverCq).status());
-            client.postSend(SendWorkRequest.write(11, serverRegion.address() + 8192, serverRegion.rkey(),
-                    new Sge(clientRegion, 8192, 3000)));
-            assertEquals(WcStatus.SUCCESS, take(clientCq).status());
-            client.postSend(SendWorkRequest.read(12, serverRegion.address() + 16384, serverRegion.rkey(),
-                    new Sge(clientRegion, 16384, 2000)));
-            assertEquals(WcStatus.SUCCESS, take(clientCq).status());
-            server.postSend(SendWorkRequest.send(13, new Sge(serverRegion, 4096, 10)));
-            assertEquals(WcStatus.SUCCESS, take(serverCq).status());
-            assertEquals(WcStatus.SUCCESS, take(clientCq).status());
-            assertTrue(ByteBufUtil.equals(clientRegion.buffer(), 8192, serverRegion.buffer(), 8192, 3000));
-            assertTrue(ByteBufUtil.equals(clientRegion.buffer(), 16384, serverRegion.buffer(), 16384, 2000));
-            // Left open: closing the RNICs ends it. (QueuePair.disconnect() would first send an FPDU
-            // with an empty ULPDU, which the peer answers with a DDP local catastrophic Terminate.)
-        }
-
-        /** A Write to an STag the server never issued: DDP tagged invalid STag, one Terminate. */
-        void writeToAnInvalidStag() throws Exception {
-            server.postReceive(new ReceiveWorkRequest(1, new Sge(serverRegion, 0, 64)));
-            client.postSend(SendWorkRequest.write(20, serverRegion.address(), serverRegion.rkey() ^ 0x100,
-                    new Sge(clientRegion, 0, 64)));
-            client.closeFuture().get(10, TimeUnit.SECONDS);
-            server.closeFuture().get(10, TimeUnit.SECONDS);
-            assertEquals(TerminateError.DDP_TAGGED_INVALID_STAG, server.terminateSent());
-            assertEquals(TerminateError.DDP_TAGGED_INVALID_STAG, client.terminateReceived().error());
-        }
     }
 }

@@ -45,7 +45,7 @@ class QpStateTransitionsTest {
             ProtectionDomain pd = rnic.allocatePd();
             CompletionQueue cq = rnic.createCq(16);
             QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq));
-            MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(64), RnicPair.ALL);
+            MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(64), Access.ALL);
             qp.postReceive(new ReceiveWorkRequest(1, Sge.of(mr)));
             assertThrows(ExecutionException.class, () -> rnic.connect(qp,
                     new InetSocketAddress("127.0.0.1", closedPort), new byte[0]).get(WAIT, TimeUnit.SECONDS));

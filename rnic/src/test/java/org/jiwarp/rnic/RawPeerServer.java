@@ -1,11 +1,6 @@
 package org.jiwarp.rnic;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
@@ -54,7 +49,7 @@ final class RawPeerServer implements AutoCloseable {
     RawPeerServer() {
         rnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(SERVER_MPA));
         pd = rnic.allocatePd();
-        region = pd.register(ByteBuffer.allocateDirect(REGION_SIZE), RnicPair.ALL);
+        region = pd.register(ByteBuffer.allocateDirect(REGION_SIZE), Access.ALL);
         listener = rnic.listen(new InetSocketAddress("127.0.0.1", 0), request -> {
             Served served = pending.poll();
             if (served == null) {
@@ -149,8 +144,8 @@ final class RawPeerServer implements AutoCloseable {
                 ProtectionDomain clientPd = clientRnic.allocatePd();
                 clientCq = clientRnic.createCq(1 << 10);
                 client = clientRnic.createQp(new QpConfig(clientPd, clientCq, clientCq).ird(IRD).ord(ORD));
-                clientRegion = clientPd.register(ByteBuffer.allocateDirect(4096), RnicPair.ALL);
-                serverRegion = host.pd.register(ByteBuffer.allocateDirect(4096), RnicPair.ALL);
+                clientRegion = clientPd.register(ByteBuffer.allocateDirect(4096), Access.ALL);
+                serverRegion = host.pd.register(ByteBuffer.allocateDirect(4096), Access.ALL);
                 server = host.expect(0);
                 clientRnic.connect(client, host.address(), new byte[] {'o', 'k'}).get(10, TimeUnit.SECONDS);
                 server.awaitEstablished();
@@ -160,46 +155,11 @@ final class RawPeerServer implements AutoCloseable {
             }
         }
 
-        /**
-         * One round trip: the client Writes 8 octets into the server's region and Sends 8 more, the
-         * server receives the Send and Sends 8 octets back. Asserts every completion and every octet.
-         */
+        /** One {@link RoundTrip}: a Write and a Send from the client, a Send back, every octet checked. */
         void roundTrip() throws Exception {
             long id = nextId;
             nextId += 10;
-            ByteBuf clientMemory = clientRegion.buffer();
-            ByteBuf serverMemory = serverRegion.buffer();
-            clientMemory.setLong(0, 0x0102030405060708L ^ id);
-            clientMemory.setLong(8, 0x1112131415161718L ^ id);
-            serverMemory.setLong(24, 0x2122232425262728L ^ id);
-            server.qp.postReceive(new ReceiveWorkRequest(id, new Sge(serverRegion, 64, 64)));
-            client.postReceive(new ReceiveWorkRequest(id + 1, new Sge(clientRegion, 64, 64)));
-            client.postSend(SendWorkRequest.write(id + 2, serverRegion.address() + 16, serverRegion.rkey(),
-                    new Sge(clientRegion, 0, 8)));
-            client.postSend(SendWorkRequest.send(id + 3, new Sge(clientRegion, 8, 8)));
-            expectSuccess(clientCq, id + 2, WcOpcode.RDMA_WRITE);
-            expectSuccess(clientCq, id + 3, WcOpcode.SEND);
-            WorkCompletion received = expectSuccess(server.cq, id, WcOpcode.RECEIVE);
-            assertEquals(8, received.byteLength());
-            // The Write was placed before the Send that followed it completed (RFC 5040 section 5.5).
-            assertEquals(clientMemory.getLong(0), serverMemory.getLong(16), "the Write's octets");
-            assertEquals(clientMemory.getLong(8), serverMemory.getLong(64), "the Send's octets");
-            server.qp.postSend(SendWorkRequest.send(id + 4, new Sge(serverRegion, 24, 8)));
-            expectSuccess(server.cq, id + 4, WcOpcode.SEND);
-            expectSuccess(clientCq, id + 1, WcOpcode.RECEIVE);
-            assertTrue(ByteBufUtil.equals(serverMemory, 24, clientMemory, 64, 8), "the Send back");
-            assertEquals(QpState.RTS, client.state());
-            assertEquals(QpState.RTS, server.qp.state());
-        }
-
-        private static WorkCompletion expectSuccess(CompletionQueue cq, long id, WcOpcode opcode)
-                throws InterruptedException {
-            WorkCompletion wc = cq.take(10, TimeUnit.SECONDS);
-            assertNotNull(wc, "no completion for work request " + id + " within 10 s");
-            assertEquals(id, wc.workRequestId(), wc.toString());
-            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
-            assertEquals(opcode, wc.opcode(), wc.toString());
-            return wc;
+            new RoundTrip(client, clientCq, clientRegion, server.qp, server.cq, serverRegion).run(id);
         }
 
         @Override

@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.rdmap.TerminateMessages;
+import org.jiwarp.testkit.RawPeer;
+import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
@@ -136,7 +138,7 @@ class RawPeerTerminateTest {
             assertTerminate(terminate, expected, offending, readRequestCarried);
             peer.awaitClose();
             List<WorkCompletion> completions = expectServerDown(expected, flushed);
-            long terminates = peer.received().stream().filter(RawPeer::isTerminate).count();
+            long terminates = peer.received().stream().filter(Ulpdus::isTerminate).count();
             assertEquals(1, terminates, "exactly one Terminate");
             return completions;
         }
@@ -491,7 +493,7 @@ class RawPeerTerminateTest {
             assertEquals("MPA CRC Error", received.error().rfcName());
             assertTrue(received.describe().contains("MPA CRC Error"), received.describe());
             // A Terminate is not answered with one.
-            assertTrue(s.peer.received().stream().noneMatch(RawPeer::isTerminate));
+            assertTrue(s.peer.received().stream().noneMatch(Ulpdus::isTerminate));
         }
     }
 

@@ -12,24 +12,24 @@ import org.jiwarp.mpa.MpaSettings;
  * Two {@link Rnic}s over real loopback TCP, one queue pair each, connected: the "server" accepted,
  * the "client" connected. Both ends register a region of {@code regionSize} octets with every
  * access, and post {@code receives} receives of {@code receiveSize} octets each before connecting.
+ *
+ * <p>In {@code rnic}'s test-jar, for {@code conformance-tests} too.
  */
-final class RnicPair implements AutoCloseable {
+public final class RnicPair implements AutoCloseable {
 
-    static final int ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ;
+    public final Rnic serverRnic;
+    public final Rnic clientRnic;
+    public final ProtectionDomain serverPd;
+    public final ProtectionDomain clientPd;
+    public final CompletionQueue serverCq;
+    public final CompletionQueue clientCq;
+    public final QueuePair server;
+    public final QueuePair client;
+    public final MemoryRegion serverRegion;
+    public final MemoryRegion clientRegion;
+    public final RnicListener listener;
 
-    final Rnic serverRnic;
-    final Rnic clientRnic;
-    final ProtectionDomain serverPd;
-    final ProtectionDomain clientPd;
-    final CompletionQueue serverCq;
-    final CompletionQueue clientCq;
-    final QueuePair server;
-    final QueuePair client;
-    final MemoryRegion serverRegion;
-    final MemoryRegion clientRegion;
-    final RnicListener listener;
-
-    RnicPair(MpaSettings mpa, int regionSize, QpConfigurer configure) throws Exception {
+    public RnicPair(MpaSettings mpa, int regionSize, QpConfigurer configure) throws Exception {
         serverRnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa));
         clientRnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa));
         serverPd = serverRnic.allocatePd();
@@ -38,8 +38,8 @@ final class RnicPair implements AutoCloseable {
         clientCq = clientRnic.createCq(1 << 16);
         server = serverRnic.createQp(configure.apply(new QpConfig(serverPd, serverCq, serverCq), true));
         client = clientRnic.createQp(configure.apply(new QpConfig(clientPd, clientCq, clientCq), false));
-        serverRegion = serverPd.register(ByteBuffer.allocateDirect(regionSize), ALL);
-        clientRegion = clientPd.register(ByteBuffer.allocateDirect(regionSize), ALL);
+        serverRegion = serverPd.register(ByteBuffer.allocateDirect(regionSize), Access.ALL);
+        clientRegion = clientPd.register(ByteBuffer.allocateDirect(regionSize), Access.ALL);
         CompletableFuture<QueuePair> accepted = new CompletableFuture<>();
         listener = serverRnic.listen(new InetSocketAddress("127.0.0.1", 0),
                 request -> request.accept(server, new byte[] {'o', 'k'}).whenComplete((qp, error) -> {
@@ -55,7 +55,7 @@ final class RnicPair implements AutoCloseable {
 
     /** Adjusts each side's QP configuration ({@code server} true for the accepting side). */
     @FunctionalInterface
-    interface QpConfigurer {
+    public interface QpConfigurer {
         QpConfig apply(QpConfig config, boolean server);
     }
 

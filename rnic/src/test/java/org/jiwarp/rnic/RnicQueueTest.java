@@ -185,7 +185,7 @@ class RnicQueueTest {
         try (RnicPair pair = new RnicPair(MPA, 4096, (config, server) -> config.sendDepth(2))) {
             // Send with Invalidate: the server's region is invalidated once the message is placed.
             pair.server.postReceive(new ReceiveWorkRequest(1, new Sge(pair.serverRegion, 0, 64)));
-            MemoryRegion target = pair.serverPd.register(java.nio.ByteBuffer.allocateDirect(64), RnicPair.ALL);
+            MemoryRegion target = pair.serverPd.register(java.nio.ByteBuffer.allocateDirect(64), Access.ALL);
             pair.client.postSend(SendWorkRequest.sendWithInvalidate(2, target.rkey(),
                     new Sge(pair.clientRegion, 0, 8)));
             WorkCompletion received = RnicOperationsTest.take(pair.serverCq);
@@ -203,7 +203,7 @@ class RnicQueueTest {
             ProtectionDomain pd = rnic.allocatePd();
             CompletionQueue cq = rnic.createCq(4);
             QueuePair idle = rnic.createQp(new QpConfig(pd, cq, cq));
-            MemoryRegion mr = pd.register(java.nio.ByteBuffer.allocateDirect(64), RnicPair.ALL);
+            MemoryRegion mr = pd.register(java.nio.ByteBuffer.allocateDirect(64), Access.ALL);
             assertThrows(IllegalStateException.class, () -> idle.postSend(SendWorkRequest.send(1, Sge.of(mr))));
         }
     }

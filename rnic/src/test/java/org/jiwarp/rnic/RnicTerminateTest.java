@@ -84,7 +84,7 @@ class RnicTerminateTest {
     void writeToAnotherDomainsRegionIsDdpStagNotAssociated() throws Exception {
         expectTerminate(TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED, pair -> {
             MemoryRegion foreign = pair.serverRnic.allocatePd().register(ByteBuffer.allocateDirect(4096),
-                    RnicPair.ALL);
+                    Access.ALL);
             pair.client.postSend(SendWorkRequest.write(1, foreign.address(), foreign.rkey(),
                     new Sge(pair.clientRegion, 0, 64)));
         });
@@ -163,7 +163,7 @@ class RnicTerminateTest {
     void readFromAnotherDomainsRegionIsRdmapStagNotAssociated() throws Exception {
         expectTerminate(TerminateError.RDMAP_STAG_NOT_ASSOCIATED, pair -> {
             MemoryRegion foreign = pair.serverRnic.allocatePd().register(ByteBuffer.allocateDirect(4096),
-                    RnicPair.ALL);
+                    Access.ALL);
             pair.client.postSend(SendWorkRequest.read(1, foreign.address(), foreign.rkey(),
                     new Sge(pair.clientRegion, 0, 64)));
         });
@@ -179,7 +179,7 @@ class RnicTerminateTest {
     void invalidatingAnotherDomainsStagIsRdmapProtectionCannotBeInvalidated() throws Exception {
         expectTerminate(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED, 1, pair -> {
             MemoryRegion foreign = pair.serverRnic.allocatePd().register(ByteBuffer.allocateDirect(64),
-                    RnicPair.ALL);
+                    Access.ALL);
             pair.client.postSend(SendWorkRequest.sendWithInvalidate(1, foreign.rkey(),
                     new Sge(pair.clientRegion, 0, 8)));
         });

@@ -53,7 +53,7 @@ class RnicVerbsTest {
     void byteBufRegionsAndDeregistration() throws Exception {
         ByteBuf pooled = PooledByteBufAllocator.DEFAULT.directBuffer(1024, 1024).writeZero(1024);
         try (RnicPair pair = new RnicPair(MPA, 4096, (config, server) -> config)) {
-            MemoryRegion region = pair.serverPd.register(pooled, RnicPair.ALL);
+            MemoryRegion region = pair.serverPd.register(pooled, Access.ALL);
             assertEquals(1024, region.length());
             pair.clientRegion.buffer().setLong(0, 0x0123456789ABCDEFL);
             pair.client.postSend(SendWorkRequest.write(1, region.address() + 512, region.rkey(),

@@ -11,10 +11,10 @@ import static org.jiwarp.conformance.adversarial.Outcome.connected;
 import static org.jiwarp.conformance.adversarial.Outcome.setupClosed;
 import static org.jiwarp.conformance.adversarial.Outcome.setupRejected;
 import static org.jiwarp.conformance.adversarial.Outcome.terminate;
-import static org.jiwarp.conformance.adversarial.Ulpdus.TAGGED_LAST;
-import static org.jiwarp.conformance.adversarial.Ulpdus.UNTAGGED_LAST;
-import static org.jiwarp.conformance.adversarial.Ulpdus.UNTAGGED_MORE;
-import static org.jiwarp.conformance.adversarial.Ulpdus.rdmap;
+import static org.jiwarp.testkit.Ulpdus.TAGGED_LAST;
+import static org.jiwarp.testkit.Ulpdus.UNTAGGED_LAST;
+import static org.jiwarp.testkit.Ulpdus.UNTAGGED_MORE;
+import static org.jiwarp.testkit.Ulpdus.rdmap;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_LOCAL_CATASTROPHIC;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_TAGGED_BASE_OR_BOUNDS_VIOLATION;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_TAGGED_INVALID_STAG;
@@ -69,6 +69,9 @@ import org.jiwarp.rnic.Sge;
 import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.testkit.MpaBytes;
+import org.jiwarp.testkit.RawConnection;
+import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
@@ -220,7 +223,7 @@ public final class AdversarialCatalogue {
         ctx.sendGood(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 8));
         ctx.served.qp.postSend(SendWorkRequest.read(77, PEER_SOURCE_TO, PEER_SOURCE_STAG,
                 new Sge(ctx.regions.sink, 0, 64)));
-        byte[] request = ctx.peer.await(u -> RawConnection.isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST,
+        byte[] request = ctx.peer.await(u -> Ulpdus.isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST,
                 DdpHeaders.QN_READ_REQUEST), Outcome.WAIT_MILLIS);
         assertNotNull(request, "no Read Request from jiwarp: " + ctx.peer.describe());
         ByteBuf b = Unpooled.wrappedBuffer(request);
@@ -361,7 +364,7 @@ public final class AdversarialCatalogue {
                     ctx.sendGood(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 8));
                 },
                 accepted("jiwarp's Send leaves only after the initiator's first FPDU", ctx -> {
-                    assertNotNull(ctx.peer.await(u -> RawConnection.isUntagged(u, RdmapOpcode.SEND, DdpHeaders.QN_SEND),
+                    assertNotNull(ctx.peer.await(u -> Ulpdus.isUntagged(u, RdmapOpcode.SEND, DdpHeaders.QN_SEND),
                             Outcome.WAIT_MILLIS), ctx.peer.describe());
                     WorkCompletion wc = ctx.served.cq.take(Outcome.WAIT_MILLIS, TimeUnit.MILLISECONDS);
                     assertNotNull(wc);
@@ -470,7 +473,7 @@ public final class AdversarialCatalogue {
         try {
             region.buffer().setBytes(0, Ulpdus.payload(16));
             ctx.clientQp.postSend(SendWorkRequest.send(5, new Sge(region, 0, 16)));
-            byte[] send = ctx.peer.await(u -> RawConnection.isUntagged(u, RdmapOpcode.SEND, DdpHeaders.QN_SEND),
+            byte[] send = ctx.peer.await(u -> Ulpdus.isUntagged(u, RdmapOpcode.SEND, DdpHeaders.QN_SEND),
                     Outcome.WAIT_MILLIS);
             assertNotNull(send, "no Send from jiwarp: " + ctx.peer.describe());
             assertArrayEquals(Ulpdus.payload(16), Arrays.copyOfRange(send, DdpHeaders.UNTAGGED_HEADER_LENGTH,
@@ -700,7 +703,7 @@ public final class AdversarialCatalogue {
         e.add(op("zero-length-read-answered", "RFC 5040 5.2.1, 5.2.2",
                 ctx -> ctx.sendGood(readOf(1, ctx.regions.readOnly, 0, 0)),
                 accepted("a zero-length Read Response to the requested sink", ctx -> {
-                    byte[] response = ctx.peer.await(u -> RawConnection.isTagged(u, RdmapOpcode.RDMA_READ_RESPONSE),
+                    byte[] response = ctx.peer.await(u -> Ulpdus.isTagged(u, RdmapOpcode.RDMA_READ_RESPONSE),
                             Outcome.WAIT_MILLIS);
                     assertNotNull(response, ctx.peer.describe());
                     assertReadResponse(response, 0, null);
@@ -708,7 +711,7 @@ public final class AdversarialCatalogue {
         e.add(op("read-answered-with-the-data", "RFC 5040 5.2.1, 5.2.2, 4.4",
                 ctx -> ctx.sendGood(readOf(1, ctx.regions.readOnly, 8, 32)),
                 accepted("the Read Response carries the region's octets to the requested sink", ctx -> {
-                    byte[] response = ctx.peer.await(u -> RawConnection.isTagged(u, RdmapOpcode.RDMA_READ_RESPONSE),
+                    byte[] response = ctx.peer.await(u -> Ulpdus.isTagged(u, RdmapOpcode.RDMA_READ_RESPONSE),
                             Outcome.WAIT_MILLIS);
                     assertNotNull(response, ctx.peer.describe());
                     assertReadResponse(response, 32, ByteBufUtil.getBytes(ctx.regions.readOnly.buffer(), 8, 32));
@@ -769,7 +772,7 @@ public final class AdversarialCatalogue {
         e.add(op("read-request-msn-replay", "RFC 5041 7.1, 5.3 (at most once)",
                 ctx -> {
                     ctx.sendGood(readOf(1, ctx.regions.readOnly, 0, 8));
-                    assertNotNull(ctx.peer.await(u -> RawConnection.isTagged(u, RdmapOpcode.RDMA_READ_RESPONSE),
+                    assertNotNull(ctx.peer.await(u -> Ulpdus.isTagged(u, RdmapOpcode.RDMA_READ_RESPONSE),
                             Outcome.WAIT_MILLIS));
                     ctx.send(readOf(1, ctx.regions.readOnly, 0, 8));
                 },
@@ -1098,7 +1101,7 @@ public final class AdversarialCatalogue {
                     assertNotNull(first);
                     assertEquals(55, first.workRequestId(), first.toString());
                     assertEquals(WcStatus.LOCAL_PROTECTION_ERROR, first.status(), first.toString());
-                    byte[] send = ctx.peer.await(u -> RawConnection.isUntagged(u, RdmapOpcode.SEND,
+                    byte[] send = ctx.peer.await(u -> Ulpdus.isUntagged(u, RdmapOpcode.SEND,
                             DdpHeaders.QN_SEND), Outcome.WAIT_MILLIS);
                     assertNotNull(send, ctx.peer.describe());
                     assertNull(ctx.served.qp.terminateSent());

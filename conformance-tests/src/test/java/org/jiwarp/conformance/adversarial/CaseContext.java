@@ -16,6 +16,9 @@ import org.jiwarp.rnic.QueuePair;
 import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.testkit.MpaBytes;
+import org.jiwarp.testkit.RawConnection;
+import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.mpa.FpduWriter;
 
 /**

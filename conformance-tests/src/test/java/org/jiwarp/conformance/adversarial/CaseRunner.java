@@ -21,6 +21,7 @@ import org.jiwarp.rnic.RnicOptions;
 import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.testkit.RawConnection;
 
 /**
  * Runs catalogue cases against jiwarp targets, each with the same frame around it:

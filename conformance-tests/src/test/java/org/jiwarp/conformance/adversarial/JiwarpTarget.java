@@ -53,7 +53,7 @@ final class JiwarpTarget implements AutoCloseable {
 
     static final int IRD = 4;
     static final int ORD = 4;
-    static final int ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ;
+    static final int ALL = Access.ALL;
     static final int RECEIVE_SIZE = 64;
     static final long FIRST_RECEIVE_ID = 900;
     /** The largest inbound ULPDU the target accepts, so that an over-long FPDU can be sent. */

@@ -1,6 +1,5 @@
 package org.jiwarp.conformance.adversarial;
 
-import org.jiwarp.rnic.RemoteTerminate;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -21,6 +20,10 @@ import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaRejectedException;
 import org.jiwarp.rdmap.TerminateMessages;
 import org.jiwarp.rnic.QpState;
+import org.jiwarp.rnic.RemoteTerminate;
+import org.jiwarp.testkit.MpaBytes;
+import org.jiwarp.testkit.RawConnection;
+import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
@@ -71,14 +74,14 @@ interface Outcome {
             @Override
             public void verify(CaseContext ctx) throws Exception {
                 RawConnection peer = ctx.peer;
-                byte[] terminate = peer.await(RawConnection::isTerminate, WAIT_MILLIS);
+                byte[] terminate = peer.await(Ulpdus::isTerminate, WAIT_MILLIS);
                 assertNotNull(terminate, "no Terminate; received " + peer.describe());
                 assertTerminate(terminate, error, carried, ctx.offending);
                 assertTrue(peer.awaitClosed(WAIT_MILLIS), "the connection stays open after the Terminate");
                 java.util.List<byte[]> all = peer.received();
-                assertEquals(1, all.stream().filter(RawConnection::isTerminate).count(), "exactly one Terminate");
+                assertEquals(1, all.stream().filter(Ulpdus::isTerminate).count(), "exactly one Terminate");
                 // RFC 5040 section 5.4: nothing follows a Terminate on the stream.
-                assertTrue(RawConnection.isTerminate(all.get(all.size() - 1)), "the Terminate is the last message: "
+                assertTrue(Ulpdus.isTerminate(all.get(all.size() - 1)), "the Terminate is the last message: "
                         + peer.describe());
                 assertOnlyPermittedTrafficBefore(ctx);
                 peer.close();
@@ -124,7 +127,7 @@ interface Outcome {
                 + "Requests asked for " + permitted + ": " + peer.describe());
         // jiwarp's own Read Requests (a case may have it read from the peer) carry none of its data.
         assertEquals(java.util.List.of(), peer.otherBeforeTerminate().stream()
-                .filter(u -> !RawConnection.isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST))
+                .filter(u -> !Ulpdus.isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST))
                 .map(JiwarpTarget::hex).toList(), "messages before the Terminate");
     }
 
@@ -135,7 +138,7 @@ interface Outcome {
             public void verify(CaseContext ctx) throws Exception {
                 RawConnection peer = ctx.peer;
                 assertTrue(peer.awaitClosed(WAIT_MILLIS), "jiwarp did not close the connection: " + peer.describe());
-                assertTrue(peer.received().stream().noneMatch(RawConnection::isTerminate),
+                assertTrue(peer.received().stream().noneMatch(Ulpdus::isTerminate),
                         "no Terminate from jiwarp: " + peer.describe());
                 peer.close();
                 awaitServerDown(ctx);
@@ -165,7 +168,7 @@ interface Outcome {
                 check.run(ctx);
                 assertEquals(QpState.RTS, ctx.served.qp.state(), "the queue pair carries on");
                 assertNull(ctx.served.qp.terminateSent());
-                assertTrue(ctx.peer.received().stream().noneMatch(RawConnection::isTerminate),
+                assertTrue(ctx.peer.received().stream().noneMatch(Ulpdus::isTerminate),
                         "no Terminate: " + ctx.peer.describe());
             }
 

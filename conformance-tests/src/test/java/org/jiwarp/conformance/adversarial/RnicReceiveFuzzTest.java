@@ -1,6 +1,5 @@
 package org.jiwarp.conformance.adversarial;
 
-import org.jiwarp.rnic.RemoteTerminate;
 import com.code_intelligence.jazzer.api.BugDetectors;
 import com.code_intelligence.jazzer.api.SilentCloseable;
 import com.code_intelligence.jazzer.junit.FuzzTest;
@@ -19,8 +18,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jiwarp.conformance.fuzz.FuzzInput;
 import org.jiwarp.rdmap.TerminateMessages;
 import org.jiwarp.rnic.MemoryRegion;
+import org.jiwarp.rnic.RemoteTerminate;
 import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.testkit.MpaBytes;
+import org.jiwarp.testkit.RawConnection;
+import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
@@ -154,7 +157,7 @@ class RnicReceiveFuzzTest {
         } catch (IOException closedByJiwarp) {
             // judged below
         }
-        byte[] answer = peer.await(u -> RawConnection.isTerminate(u) || isFenceResponse(u), WAIT_MILLIS);
+        byte[] answer = peer.await(u -> Ulpdus.isTerminate(u) || isFenceResponse(u), WAIT_MILLIS);
         if (answer == null) {
             require(peer.awaitClosed(0), "jiwarp neither answered the fence nor terminated within 5 s: "
                     + peer.describe());
@@ -164,7 +167,7 @@ class RnicReceiveFuzzTest {
     }
 
     private static boolean isFenceResponse(byte[] ulpdu) {
-        if (!RawConnection.isTagged(ulpdu, RdmapOpcode.RDMA_READ_RESPONSE)) {
+        if (!Ulpdus.isTagged(ulpdu, RdmapOpcode.RDMA_READ_RESPONSE)) {
             return false;
         }
         ByteBuf b = Unpooled.wrappedBuffer(ulpdu);
@@ -180,7 +183,7 @@ class RnicReceiveFuzzTest {
         List<byte[]> received = peer.received();
         for (int i = 0; i < received.size(); i++) {
             byte[] ulpdu = received.get(i);
-            if (RawConnection.isTerminate(ulpdu)) {
+            if (Ulpdus.isTerminate(ulpdu)) {
                 require(i == received.size() - 1, "the Terminate is not the last message: " + peer.describe());
                 ByteBuf b = Unpooled.wrappedBuffer(ulpdu);
                 try {
@@ -194,7 +197,7 @@ class RnicReceiveFuzzTest {
                     b.release();
                 }
             } else {
-                require(RawConnection.isTagged(ulpdu, RdmapOpcode.RDMA_READ_RESPONSE),
+                require(Ulpdus.isTagged(ulpdu, RdmapOpcode.RDMA_READ_RESPONSE),
                         "jiwarp sent something other than a Read Response or a Terminate: " + peer.describe());
             }
         }

@@ -1,4 +1,4 @@
-package org.jiwarp.conformance.adversarial;
+package org.jiwarp.testkit;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -10,14 +10,14 @@ import org.jiwarp.wire.mpa.MpaFrames;
  * MPA Request and Reply frames built by hand (RFC 5044 section 7.1.1, RFC 6581 sections 6 and 9),
  * with any key, flags, revision and private data length, right or wrong.
  */
-final class MpaBytes {
+public final class MpaBytes {
 
     /** What a hand-built frame says. The private data length field may lie about the data that follows. */
-    record Frame(boolean reply, byte[] key, int flags, int revision, Integer claimedLength, Words words,
+    public record Frame(boolean reply, byte[] key, int flags, int revision, Integer claimedLength, Words words,
             byte[] ulpPrivateData) {
 
         /** The frame's octets. */
-        byte[] bytes() {
+        public byte[] bytes() {
             ByteBuf data = Unpooled.buffer();
             ByteBuf out = Unpooled.buffer();
             try {
@@ -44,44 +44,44 @@ final class MpaBytes {
             }
         }
 
-        Frame withKey(byte[] newKey) {
+        public Frame withKey(byte[] newKey) {
             return new Frame(reply, newKey, flags, revision, claimedLength, words, ulpPrivateData);
         }
 
-        Frame withFlags(int newFlags) {
+        public Frame withFlags(int newFlags) {
             return new Frame(reply, key, newFlags, revision, claimedLength, words, ulpPrivateData);
         }
 
-        Frame withRevision(int newRevision) {
+        public Frame withRevision(int newRevision) {
             return new Frame(reply, key, flags, newRevision, claimedLength, words, ulpPrivateData);
         }
 
-        Frame withWords(Words newWords) {
+        public Frame withWords(Words newWords) {
             return new Frame(reply, key, flags, revision, claimedLength, newWords, ulpPrivateData);
         }
 
-        Frame withClaimedLength(int length) {
+        public Frame withClaimedLength(int length) {
             return new Frame(reply, key, flags, revision, length, words, ulpPrivateData);
         }
 
-        Frame withPrivateData(byte[] data) {
+        public Frame withPrivateData(byte[] data) {
             return new Frame(reply, key, flags, revision, claimedLength, words, data);
         }
     }
 
     /** The RFC 6581 IRD/ORD words; a raw word, when not negative, replaces the encoded one. */
-    record Words(int ird, int ord, boolean peerToPeer, boolean sendRtr, boolean writeRtr, boolean readRtr,
+    public record Words(int ird, int ord, boolean peerToPeer, boolean sendRtr, boolean writeRtr, boolean readRtr,
             int rawIrdWord, int rawOrdWord) {
 
-        static Words of(int ird, int ord) {
+        public static Words of(int ird, int ord) {
             return new Words(ird, ord, false, false, false, false, -1, -1);
         }
 
-        Words p2p(boolean send, boolean write, boolean read) {
+        public Words p2p(boolean send, boolean write, boolean read) {
             return new Words(ird, ord, true, send, write, read, rawIrdWord, rawOrdWord);
         }
 
-        Words raw(int irdWord, int ordWord) {
+        public Words raw(int irdWord, int ordWord) {
             return new Words(ird, ord, peerToPeer, sendRtr, writeRtr, readRtr, irdWord, ordWord);
         }
     }
@@ -90,57 +90,57 @@ final class MpaBytes {
     }
 
     /** An enhanced revision 2 Request with CRC, IRD = ORD = {@code irdOrd} and ULP private data. */
-    static Frame request(boolean crc, boolean markers, int irdOrd, byte[] ulpPrivateData) {
+    public static Frame request(boolean crc, boolean markers, int irdOrd, byte[] ulpPrivateData) {
         int flags = MpaFrames.ENHANCED_FLAG | (crc ? MpaFrames.CRC_FLAG : 0) | (markers ? MpaFrames.MARKER_FLAG : 0);
         return new Frame(false, MpaFrames.requestKey(), flags, MpaFrames.REVISION_2, null, Words.of(irdOrd, irdOrd),
                 ulpPrivateData);
     }
 
     /** An enhanced revision 2 Reply. */
-    static Frame reply(int flags, Words words, byte[] ulpPrivateData) {
+    public static Frame reply(int flags, Words words, byte[] ulpPrivateData) {
         return new Frame(true, MpaFrames.replyKey(), flags | MpaFrames.ENHANCED_FLAG, MpaFrames.REVISION_2, null, words,
                 ulpPrivateData);
     }
 
     /** A parsed Request or Reply as it arrived. */
-    record Parsed(boolean reply, int flags, int revision, int privateDataLength, byte[] privateData) {
+    public record Parsed(boolean reply, int flags, int revision, int privateDataLength, byte[] privateData) {
 
-        boolean crc() {
+        public boolean crc() {
             return (flags & MpaFrames.CRC_FLAG) != 0;
         }
 
-        boolean marker() {
+        public boolean marker() {
             return (flags & MpaFrames.MARKER_FLAG) != 0;
         }
 
-        boolean reject() {
+        public boolean reject() {
             return (flags & MpaFrames.REJECT_FLAG) != 0;
         }
 
-        boolean enhanced() {
+        public boolean enhanced() {
             return (flags & MpaFrames.ENHANCED_FLAG) != 0;
         }
 
-        int ird() {
+        public int ird() {
             return enhanced() && privateData.length >= 4 ? ((privateData[0] & 0xFF) << 8 | privateData[1] & 0xFF)
                     & MpaEnhanced.VALUE_MASK : 0;
         }
 
-        int ord() {
+        public int ord() {
             return enhanced() && privateData.length >= 4 ? ((privateData[2] & 0xFF) << 8 | privateData[3] & 0xFF)
                     & MpaEnhanced.VALUE_MASK : 0;
         }
 
-        int irdWord() {
+        public int irdWord() {
             return (privateData[0] & 0xFF) << 8 | privateData[1] & 0xFF;
         }
 
-        int ordWord() {
+        public int ordWord() {
             return (privateData[2] & 0xFF) << 8 | privateData[3] & 0xFF;
         }
 
         /** Parses the 20-octet header and the private data that follows it. */
-        static Parsed of(byte[] header, byte[] privateData) {
+        public static Parsed of(byte[] header, byte[] privateData) {
             ByteBuf b = Unpooled.wrappedBuffer(header);
             try {
                 boolean reply = MpaFrames.isReply(b, 0);

@@ -1,4 +1,4 @@
-package org.jiwarp.conformance.adversarial;
+package org.jiwarp.testkit;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -21,23 +21,23 @@ import org.jiwarp.wire.rdmap.TerminateHeader;
  *
  * <p>Payload octets are {@code 0xA0 + i} (mod 256), so a placement can be checked octet by octet.
  */
-final class Ulpdus {
+public final class Ulpdus {
 
     /** The DDP control byte of a well-formed last segment. */
-    static final int TAGGED_LAST = DdpHeaders.controlByte(true, true);
-    static final int TAGGED_MORE = DdpHeaders.controlByte(true, false);
-    static final int UNTAGGED_LAST = DdpHeaders.controlByte(false, true);
-    static final int UNTAGGED_MORE = DdpHeaders.controlByte(false, false);
+    public static final int TAGGED_LAST = DdpHeaders.controlByte(true, true);
+    public static final int TAGGED_MORE = DdpHeaders.controlByte(true, false);
+    public static final int UNTAGGED_LAST = DdpHeaders.controlByte(false, true);
+    public static final int UNTAGGED_MORE = DdpHeaders.controlByte(false, false);
 
     private Ulpdus() {
     }
 
     /** The payload octet at index {@code i}. */
-    static byte payloadOctet(int i) {
+    public static byte payloadOctet(int i) {
         return (byte) (0xA0 + i);
     }
 
-    static byte[] payload(int length) {
+    public static byte[] payload(int length) {
         byte[] out = new byte[length];
         for (int i = 0; i < length; i++) {
             out[i] = payloadOctet(i);
@@ -45,12 +45,12 @@ final class Ulpdus {
         return out;
     }
 
-    static int rdmap(RdmapOpcode opcode) {
+    public static int rdmap(RdmapOpcode opcode) {
         return RdmapHeaders.controlByte(opcode);
     }
 
     /** An untagged segment with every header field given. */
-    static byte[] untagged(int ddpControl, int rdmapControl, int invalidateStag, long qn, long msn, long mo,
+    public static byte[] untagged(int ddpControl, int rdmapControl, int invalidateStag, long qn, long msn, long mo,
             int payload) {
         ByteBuf out = Unpooled.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + payload);
         try {
@@ -63,7 +63,7 @@ final class Ulpdus {
     }
 
     /** A tagged segment with every header field given. */
-    static byte[] tagged(int ddpControl, int rdmapControl, int stag, long taggedOffset, int payload) {
+    public static byte[] tagged(int ddpControl, int rdmapControl, int stag, long taggedOffset, int payload) {
         ByteBuf out = Unpooled.buffer(DdpHeaders.TAGGED_HEADER_LENGTH + payload);
         try {
             DdpHeaders.writeTagged(out, ddpControl, rdmapControl, stag, taggedOffset);
@@ -75,23 +75,23 @@ final class Ulpdus {
     }
 
     /** A one-segment Send on queue 0. */
-    static byte[] send(long msn, int payload) {
+    public static byte[] send(long msn, int payload) {
         return untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_SEND, msn, 0, payload);
     }
 
     /** A segment of a Send: {@code last} sets L. */
-    static byte[] sendSegment(boolean last, long msn, long mo, int payload) {
+    public static byte[] sendSegment(boolean last, long msn, long mo, int payload) {
         return untagged(last ? UNTAGGED_LAST : UNTAGGED_MORE, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_SEND, msn, mo,
                 payload);
     }
 
     /** A one-segment RDMA Write. */
-    static byte[] write(int stag, long taggedOffset, int payload) {
+    public static byte[] write(int stag, long taggedOffset, int payload) {
         return tagged(TAGGED_LAST, rdmap(RdmapOpcode.RDMA_WRITE), stag, taggedOffset, payload);
     }
 
     /** An RDMA Read Request on queue 1 with the given fields. */
-    static byte[] readRequest(int ddpControl, int rdmapControl, long qn, long msn, long mo, int sinkStag,
+    public static byte[] readRequest(int ddpControl, int rdmapControl, long qn, long msn, long mo, int sinkStag,
             long sinkTo, long size, int sourceStag, long sourceTo) {
         ByteBuf out = Unpooled.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH);
         try {
@@ -104,25 +104,25 @@ final class Ulpdus {
     }
 
     /** A well-formed Read Request with MSN {@code msn}. */
-    static byte[] readRequest(long msn, int sinkStag, long sinkTo, long size, int sourceStag, long sourceTo) {
+    public static byte[] readRequest(long msn, int sinkStag, long sinkTo, long size, int sourceStag, long sourceTo) {
         return readRequest(UNTAGGED_LAST, rdmap(RdmapOpcode.RDMA_READ_REQUEST), DdpHeaders.QN_READ_REQUEST, msn, 0,
                 sinkStag, sinkTo, size, sourceStag, sourceTo);
     }
 
     /** A one-segment Read Response. */
-    static byte[] readResponse(int stag, long taggedOffset, int payload, boolean last) {
+    public static byte[] readResponse(int stag, long taggedOffset, int payload, boolean last) {
         return tagged(last ? TAGGED_LAST : TAGGED_MORE, rdmap(RdmapOpcode.RDMA_READ_RESPONSE), stag, taggedOffset,
                 payload);
     }
 
     /** A Send with Invalidate of {@code stag}. */
-    static byte[] sendWithInvalidate(long msn, int stag, int payload) {
+    public static byte[] sendWithInvalidate(long msn, int stag, int payload) {
         return untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND_WITH_INVALIDATE), stag, DdpHeaders.QN_SEND, msn, 0,
                 payload);
     }
 
     /** A Terminate on queue 2 from a raw control word, with {@code extra} octets of body after it. */
-    static byte[] terminate(int ddpControl, long qn, long msn, long mo, int controlWord, byte[] extra) {
+    public static byte[] terminate(int ddpControl, long qn, long msn, long mo, int controlWord, byte[] extra) {
         ByteBuf out = Unpooled.buffer();
         try {
             DdpHeaders.writeUntagged(out, ddpControl, rdmap(RdmapOpcode.TERMINATE), 0, qn, msn, mo);
@@ -135,13 +135,44 @@ final class Ulpdus {
     }
 
     /** A well-formed Terminate carrying nothing. */
-    static byte[] terminate(TerminateError error) {
+    public static byte[] terminate(TerminateError error) {
         return terminate(UNTAGGED_LAST, DdpHeaders.QN_TERMINATE, 1, 0, TerminateHeader.controlWord(error, 0),
                 new byte[0]);
     }
 
     /** The first {@code length} octets of {@code ulpdu}. */
-    static byte[] truncate(byte[] ulpdu, int length) {
+    public static byte[] truncate(byte[] ulpdu, int length) {
         return java.util.Arrays.copyOf(ulpdu, length);
+    }
+
+    /** Whether {@code ulpdu} is a Terminate: untagged, opcode Terminate, QN 2 (RFC 5040 section 4.8). */
+    public static boolean isTerminate(byte[] ulpdu) {
+        return isUntagged(ulpdu, RdmapOpcode.TERMINATE, DdpHeaders.QN_TERMINATE);
+    }
+
+    /** Whether {@code ulpdu} is an untagged segment of {@code opcode} on queue {@code qn}. */
+    public static boolean isUntagged(byte[] ulpdu, RdmapOpcode opcode, int qn) {
+        if (ulpdu.length < DdpHeaders.UNTAGGED_HEADER_LENGTH) {
+            return false;
+        }
+        ByteBuf b = Unpooled.wrappedBuffer(ulpdu);
+        try {
+            return !DdpHeaders.tagged(b, 0) && RdmapHeaders.opcode(b, 0) == opcode && DdpHeaders.qn(b, 0) == qn;
+        } finally {
+            b.release();
+        }
+    }
+
+    /** Whether {@code ulpdu} is a tagged segment of {@code opcode}. */
+    public static boolean isTagged(byte[] ulpdu, RdmapOpcode opcode) {
+        if (ulpdu.length < DdpHeaders.TAGGED_HEADER_LENGTH) {
+            return false;
+        }
+        ByteBuf b = Unpooled.wrappedBuffer(ulpdu);
+        try {
+            return DdpHeaders.tagged(b, 0) && RdmapHeaders.opcode(b, 0) == opcode;
+        } finally {
+            b.release();
+        }
     }
 }

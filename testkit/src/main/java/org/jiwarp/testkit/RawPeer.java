@@ -1,6 +1,4 @@
-package org.jiwarp.rnic;
-
-import static org.junit.jupiter.api.Assertions.assertNotNull;
+package org.jiwarp.testkit;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
@@ -48,7 +46,7 @@ import org.jiwarp.wire.rdmap.RdmapOpcode;
  * ULPDUs (Read Requests, Terminates, Sends) as byte arrays; tagged Read Responses, which a test may
  * provoke by the megabyte, are only counted.
  */
-final class RawPeer implements AutoCloseable {
+public final class RawPeer implements AutoCloseable {
 
     private final EventLoopGroup group;
     private final Channel channel;
@@ -84,26 +82,26 @@ final class RawPeer implements AutoCloseable {
     }
 
     /** Connects to {@code server} and completes MPA setup; the kernel picks the receive buffer. */
-    static RawPeer connect(InetSocketAddress server, MpaSettings settings) throws Exception {
+    public static RawPeer connect(InetSocketAddress server, MpaSettings settings) throws Exception {
         return new RawPeer(server, settings, new byte[] {'r', 'a', 'w'}, 0);
     }
 
     /** As {@link #connect(InetSocketAddress, MpaSettings)} with a fixed SO_RCVBUF of {@code receiveBuffer}. */
-    static RawPeer connect(InetSocketAddress server, MpaSettings settings, int receiveBuffer) throws Exception {
+    public static RawPeer connect(InetSocketAddress server, MpaSettings settings, int receiveBuffer) throws Exception {
         return new RawPeer(server, settings, new byte[] {'r', 'a', 'w'}, receiveBuffer);
     }
 
     /** What MPA negotiated. */
-    MpaParameters parameters() {
+    public MpaParameters parameters() {
         return parameters;
     }
 
-    Channel channel() {
+    public Channel channel() {
         return channel;
     }
 
     /** A heap buffer to build a ULPDU in. */
-    static ByteBuf buffer() {
+    public static ByteBuf buffer() {
         return Unpooled.buffer(64);
     }
 
@@ -112,20 +110,20 @@ final class RawPeer implements AutoCloseable {
      *
      * @return a copy of the ULPDU's octets, to compare with what a Terminate carries
      */
-    byte[] send(ByteBuf ulpdu) {
+    public byte[] send(ByteBuf ulpdu) {
         byte[] copy = ByteBufUtil.getBytes(ulpdu);
         channel.writeAndFlush(ulpdu).syncUninterruptibly();
         return copy;
     }
 
     /** Sends {@code ulpdu} with one octet of its FPDU flipped after the CRC was computed. */
-    byte[] sendCorrupted(ByteBuf ulpdu) {
+    public byte[] sendCorrupted(ByteBuf ulpdu) {
         corrupter.armed = true;
         return send(ulpdu);
     }
 
     /** Sends every ULPDU in one flush (so they reach the server in as few TCP segments as possible). */
-    List<byte[]> sendBurst(List<ByteBuf> ulpdus) {
+    public List<byte[]> sendBurst(List<ByteBuf> ulpdus) {
         List<byte[]> copies = new ArrayList<>(ulpdus.size());
         for (ByteBuf ulpdu : ulpdus) {
             copies.add(ByteBufUtil.getBytes(ulpdu));
@@ -135,12 +133,12 @@ final class RawPeer implements AutoCloseable {
         return copies;
     }
 
-    void autoRead(boolean on) {
+    public void autoRead(boolean on) {
         channel.config().setAutoRead(on);
     }
 
     /** The first recorded untagged ULPDU matching {@code match}, waiting up to {@code millis}. */
-    byte[] await(Predicate<byte[]> match, long millis) throws InterruptedException {
+    public byte[] await(Predicate<byte[]> match, long millis) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         synchronized (recorder) {
             while (true) {
@@ -159,44 +157,33 @@ final class RawPeer implements AutoCloseable {
     }
 
     /** The Terminate the server sent (untagged, opcode 7, QN 2); fails after 10 s. */
-    byte[] awaitTerminate() throws InterruptedException {
-        byte[] terminate = await(RawPeer::isTerminate, 10_000);
-        assertNotNull(terminate, "no Terminate within 10 s; received " + describeReceived());
+    public byte[] awaitTerminate() throws InterruptedException {
+        byte[] terminate = await(Ulpdus::isTerminate, 10_000);
+        if (terminate == null) {
+            throw new AssertionError("no Terminate within 10 s; received " + describeReceived());
+        }
         return terminate;
     }
 
     /** The next Read Request the server sent (untagged, opcode 1, QN 1); fails after 10 s. */
-    byte[] awaitReadRequest() throws InterruptedException {
-        byte[] request = await(u -> isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST), 10_000);
-        assertNotNull(request, "no Read Request within 10 s; received " + describeReceived());
+    public byte[] awaitReadRequest() throws InterruptedException {
+        byte[] request = await(
+                u -> Ulpdus.isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST), 10_000);
+        if (request == null) {
+            throw new AssertionError("no Read Request within 10 s; received " + describeReceived());
+        }
         return request;
     }
 
-    static boolean isTerminate(byte[] ulpdu) {
-        return isUntagged(ulpdu, RdmapOpcode.TERMINATE, DdpHeaders.QN_TERMINATE);
-    }
-
-    private static boolean isUntagged(byte[] ulpdu, RdmapOpcode opcode, int qn) {
-        if (ulpdu.length < DdpHeaders.UNTAGGED_HEADER_LENGTH) {
-            return false;
-        }
-        ByteBuf b = Unpooled.wrappedBuffer(ulpdu);
-        try {
-            return !DdpHeaders.tagged(b, 0) && RdmapHeaders.opcode(b, 0) == opcode && DdpHeaders.qn(b, 0) == qn;
-        } finally {
-            b.release();
-        }
-    }
-
     /** Every untagged ULPDU received so far. */
-    List<byte[]> received() {
+    public List<byte[]> received() {
         synchronized (recorder) {
             return new ArrayList<>(recorder.ulpdus);
         }
     }
 
     /** Octets of Read Response payload received so far (counted, not kept). */
-    long readResponseOctets() {
+    public long readResponseOctets() {
         return recorder.readResponseOctets.get();
     }
 
@@ -210,19 +197,19 @@ final class RawPeer implements AutoCloseable {
     }
 
     /** Waits until the server closed the connection (or it closed here); fails after 10 s. */
-    void awaitClose() {
+    public void awaitClose() {
         if (!channel.closeFuture().awaitUninterruptibly(10, TimeUnit.SECONDS)) {
             throw new AssertionError("the connection is still open after 10 s");
         }
     }
 
     /** Closes with FIN (an orderly TCP close, in whatever state the iWARP stream is). */
-    void closeGracefully() {
+    public void closeGracefully() {
         channel.close().syncUninterruptibly();
     }
 
     /** Resets the connection: SO_LINGER 0, then close, so TCP sends RST. */
-    void reset() {
+    public void reset() {
         channel.config().setOption(ChannelOption.SO_LINGER, 0);
         channel.close().syncUninterruptibly();
     }

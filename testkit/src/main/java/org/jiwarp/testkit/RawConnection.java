@@ -1,4 +1,4 @@
-package org.jiwarp.conformance.adversarial;
+package org.jiwarp.testkit;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -27,10 +27,11 @@ import org.jiwarp.wire.rdmap.RdmapOpcode;
  *
  * <p>Every inbound ULPDU is checked (its CRC when CRCs are on, its markers when the peer inserts
  * them) and kept as a copy; Read Responses, which a case may provoke by the megabyte, keep only
- * their header (when longer than 4 KiB) and add their payload length to a counter. Whatever jiwarp sends that is not a
- * valid FPDU is recorded as a problem, which {@link #problems()} reports.
+ * their header (when longer than 4 KiB) and add their payload length to a counter. Whatever the
+ * remote end sends that is not a valid FPDU is recorded as a problem, which {@link #problems()}
+ * reports.
  */
-final class RawConnection implements AutoCloseable {
+public final class RawConnection implements AutoCloseable {
 
     private static final int READ_CHUNK = 8192;
     /** Read Responses up to this length are kept whole; longer ones by their header only. */
@@ -43,7 +44,7 @@ final class RawConnection implements AutoCloseable {
     private final List<byte[]> ulpdus = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     private long readResponseOctets;
-    /** What arrived before jiwarp's first Terminate: Read Response payload octets, and anything else. */
+    /** What arrived before the remote end's first Terminate: Read Response payload octets, and anything else. */
     private long readResponseOctetsBeforeTerminate;
     private final List<byte[]> otherBeforeTerminate = new ArrayList<>();
     private boolean terminateSeen;
@@ -57,25 +58,25 @@ final class RawConnection implements AutoCloseable {
     private boolean crc;
     private Thread reader;
 
-    RawConnection(Socket socket) throws IOException {
+    public RawConnection(Socket socket) throws IOException {
         this.socket = socket;
         socket.setTcpNoDelay(true);
         this.in = socket.getInputStream();
         this.out = socket.getOutputStream();
     }
 
-    Socket socket() {
+    public Socket socket() {
         return socket;
     }
 
     /** Writes raw octets. */
-    void write(byte[] bytes) throws IOException {
+    public void write(byte[] bytes) throws IOException {
         out.write(bytes);
         out.flush();
     }
 
     /** Reads exactly {@code n} octets within {@code millis}; throws {@link EOFException} when the peer closed. */
-    byte[] readExactly(int n, long millis) throws IOException {
+    public byte[] readExactly(int n, long millis) throws IOException {
         byte[] buf = new byte[n];
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         int filled = 0;
@@ -95,7 +96,7 @@ final class RawConnection implements AutoCloseable {
     }
 
     /** Reads an MPA Request or Reply by hand; throws {@link EOFException} when the peer closed instead. */
-    MpaBytes.Parsed readMpaFrame(long millis) throws IOException {
+    public MpaBytes.Parsed readMpaFrame(long millis) throws IOException {
         byte[] header = readExactly(20, millis);
         int length = (header[18] & 0xFF) << 8 | header[19] & 0xFF;
         return MpaBytes.Parsed.of(header, readExactly(length, millis));
@@ -107,7 +108,7 @@ final class RawConnection implements AutoCloseable {
      *
      * @return the octets that arrived before the close
      */
-    byte[] readUntilClosed(long millis) throws IOException {
+    public byte[] readUntilClosed(long millis) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
         byte[] buf = new byte[4096];
@@ -137,7 +138,7 @@ final class RawConnection implements AutoCloseable {
      * Switches to full operation: FPDUs from here on, with CRCs as negotiated and markers per
      * direction, and a reader thread collecting what arrives.
      */
-    void startFullOperation(boolean crcEnabled, boolean markersToPeer, boolean markersFromPeer) {
+    public void startFullOperation(boolean crcEnabled, boolean markersToPeer, boolean markersFromPeer) {
         this.crc = crcEnabled;
         this.writer = new FpduWriter(crcEnabled, markersToPeer);
         FpduReader fpduReader = new FpduReader(markersFromPeer);
@@ -147,8 +148,8 @@ final class RawConnection implements AutoCloseable {
     }
 
     /** Frames {@code ulpdu} as the next FPDU and returns its octets without sending them. */
-    byte[] frame(byte[] ulpdu) {
-        if (isUntagged(ulpdu, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST)) {
+    public byte[] frame(byte[] ulpdu) {
+        if (Ulpdus.isUntagged(ulpdu, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST)) {
             synchronized (lock) {
                 readRequestsSent.add(ulpdu.clone());
             }
@@ -165,13 +166,13 @@ final class RawConnection implements AutoCloseable {
     }
 
     /** Frames and sends one ULPDU; returns it (the offending octets a Terminate must carry). */
-    byte[] send(byte[] ulpdu) throws IOException {
+    public byte[] send(byte[] ulpdu) throws IOException {
         write(frame(ulpdu));
         return ulpdu;
     }
 
     /** Frames every ULPDU and sends them in one write. */
-    void sendAll(byte[]... ulpduList) throws IOException {
+    public void sendAll(byte[]... ulpduList) throws IOException {
         java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
         for (byte[] ulpdu : ulpduList) {
             all.writeBytes(frame(ulpdu));
@@ -180,7 +181,7 @@ final class RawConnection implements AutoCloseable {
     }
 
     /** Recomputes the CRC of an FPDU (as {@link #frame} returned it) after a case changed its octets. */
-    static byte[] recrc(byte[] fpdu) {
+    public static byte[] recrc(byte[] fpdu) {
         int value = Crc32c.compute(fpdu, 0, fpdu.length - 4);
         fpdu[fpdu.length - 4] = (byte) value;
         fpdu[fpdu.length - 3] = (byte) (value >>> 8);
@@ -189,16 +190,16 @@ final class RawConnection implements AutoCloseable {
         return fpdu;
     }
 
-    boolean crc() {
+    public boolean crc() {
         return crc;
     }
 
     /** Stops reading from the socket (so that the kernel's receive buffer fills and the peer blocks). */
-    void pauseReading() {
+    public void pauseReading() {
         paused = true;
     }
 
-    void resumeReading() {
+    public void resumeReading() {
         paused = false;
     }
 
@@ -272,9 +273,9 @@ final class RawConnection implements AutoCloseable {
             } finally {
                 b.release();
             }
-            if (isTerminate(ulpdu)) {
+            if (Ulpdus.isTerminate(ulpdu)) {
                 terminateSeen = true;
-            } else if (!terminateSeen && !isTagged(ulpdu, RdmapOpcode.RDMA_READ_RESPONSE)) {
+            } else if (!terminateSeen && !Ulpdus.isTagged(ulpdu, RdmapOpcode.RDMA_READ_RESPONSE)) {
                 otherBeforeTerminate.add(ulpdu);
             }
             ulpdus.add(ulpdu);
@@ -283,7 +284,7 @@ final class RawConnection implements AutoCloseable {
     }
 
     /** The first ULPDU received that matches, waiting up to {@code millis}; {@code null} if none came. */
-    byte[] await(Predicate<byte[]> match, long millis) throws InterruptedException {
+    public byte[] await(Predicate<byte[]> match, long millis) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         synchronized (lock) {
             while (true) {
@@ -302,7 +303,7 @@ final class RawConnection implements AutoCloseable {
     }
 
     /** Waits until the peer has closed (FIN or RST); {@code false} after {@code millis}. */
-    boolean awaitClosed(long millis) throws InterruptedException {
+    public boolean awaitClosed(long millis) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         synchronized (lock) {
             while (!eof && !reset) {
@@ -317,52 +318,52 @@ final class RawConnection implements AutoCloseable {
     }
 
     /** Every ULPDU received so far (Read Responses by their header only). */
-    List<byte[]> received() {
+    public List<byte[]> received() {
         synchronized (lock) {
             return new ArrayList<>(ulpdus);
         }
     }
 
-    long readResponseOctets() {
+    public long readResponseOctets() {
         synchronized (lock) {
             return readResponseOctets;
         }
     }
 
-    /** Read Response payload octets that arrived before jiwarp's first Terminate. */
-    long readResponseOctetsBeforeTerminate() {
+    /** Read Response payload octets that arrived before the remote end's first Terminate. */
+    public long readResponseOctetsBeforeTerminate() {
         synchronized (lock) {
             return readResponseOctetsBeforeTerminate;
         }
     }
 
-    /** ULPDUs other than Read Responses that arrived before jiwarp's first Terminate. */
-    List<byte[]> otherBeforeTerminate() {
+    /** ULPDUs other than Read Responses that arrived before the remote end's first Terminate. */
+    public List<byte[]> otherBeforeTerminate() {
         synchronized (lock) {
             return new ArrayList<>(otherBeforeTerminate);
         }
     }
 
     /** The Read Requests this peer sent (framed), in order. */
-    List<byte[]> readRequestsSent() {
+    public List<byte[]> readRequestsSent() {
         synchronized (lock) {
             return new ArrayList<>(readRequestsSent);
         }
     }
 
-    List<String> problems() {
+    public List<String> problems() {
         synchronized (lock) {
             return new ArrayList<>(problems);
         }
     }
 
     /** Half-closes: FIN to the peer, reading goes on. */
-    void shutdownOutput() throws IOException {
+    public void shutdownOutput() throws IOException {
         socket.shutdownOutput();
     }
 
     /** Resets the connection: SO_LINGER 0, then close, so TCP sends RST. */
-    void reset() throws IOException {
+    public void reset() throws IOException {
         socket.setSoLinger(true, 0);
         closing = true;
         socket.close();
@@ -385,36 +386,8 @@ final class RawConnection implements AutoCloseable {
         }
     }
 
-    static boolean isTerminate(byte[] ulpdu) {
-        return isUntagged(ulpdu, RdmapOpcode.TERMINATE, DdpHeaders.QN_TERMINATE);
-    }
-
-    static boolean isUntagged(byte[] ulpdu, RdmapOpcode opcode, int qn) {
-        if (ulpdu.length < DdpHeaders.UNTAGGED_HEADER_LENGTH) {
-            return false;
-        }
-        ByteBuf b = Unpooled.wrappedBuffer(ulpdu);
-        try {
-            return !DdpHeaders.tagged(b, 0) && RdmapHeaders.opcode(b, 0) == opcode && DdpHeaders.qn(b, 0) == qn;
-        } finally {
-            b.release();
-        }
-    }
-
-    static boolean isTagged(byte[] ulpdu, RdmapOpcode opcode) {
-        if (ulpdu.length < DdpHeaders.TAGGED_HEADER_LENGTH) {
-            return false;
-        }
-        ByteBuf b = Unpooled.wrappedBuffer(ulpdu);
-        try {
-            return DdpHeaders.tagged(b, 0) && RdmapHeaders.opcode(b, 0) == opcode;
-        } finally {
-            b.release();
-        }
-    }
-
     /** A short description of what arrived, for assertion messages. */
-    String describe() {
+    public String describe() {
         StringBuilder s = new StringBuilder();
         for (byte[] ulpdu : received()) {
             s.append(ByteBufUtil.hexDump(ulpdu, 0, Math.min(ulpdu.length, 24))).append(' ');
