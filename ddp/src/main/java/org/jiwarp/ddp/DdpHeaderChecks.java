@@ -1,9 +1,9 @@
 package org.jiwarp.ddp;
 
-import org.jiwarp.wire.rdmap.TerminateException;
 import io.netty.buffer.ByteBuf;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
 
 /**
  * Checks on the DDP header of an inbound segment that come before any buffer is looked at (RFC 5041

@@ -1,7 +1,7 @@
 package org.jiwarp.ddp;
 
-import org.jiwarp.wire.rdmap.TerminateException;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
 
 /**
  * The Message Sequence Number of one untagged queue whose messages RDMAP consumes itself, with no

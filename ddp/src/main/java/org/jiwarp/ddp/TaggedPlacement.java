@@ -1,8 +1,8 @@
 package org.jiwarp.ddp;
 
-import org.jiwarp.wire.rdmap.TerminateException;
 import io.netty.buffer.ByteBuf;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
 
 /**
  * The DDP checks and the copy of the tagged buffer model (RFC 5041 sections 3.2, 7.1 and 7.2).

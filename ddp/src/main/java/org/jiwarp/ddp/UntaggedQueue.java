@@ -1,11 +1,11 @@
 package org.jiwarp.ddp;
 
-import org.jiwarp.wire.rdmap.TerminateException;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
 
 /**
  * The inbound side of one untagged queue with posted buffers (RFC 5041 sections 3.3, 4.3, 5.3 and

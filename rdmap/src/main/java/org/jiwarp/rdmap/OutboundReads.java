@@ -1,8 +1,8 @@
 package org.jiwarp.rdmap;
 
-import org.jiwarp.wire.rdmap.TerminateException;
 import java.util.ArrayDeque;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
 
 /**
  * The RDMA Read Requests this endpoint has sent and not yet seen answered, bounded by its ORD

@@ -21,15 +21,12 @@ import org.jiwarp.wire.rdmap.ReadRequestHeader;
  */
 public final class ReadResponder {
 
-    /** An inbound RDMA Read being answered. */
-    private record ReadResponse(TaggedBuffer source, long sourceOffset, long length) {
-    }
-
     private final StagTable stags;
     private final int pd;
     private final RdmapTransmitter transmitter;
     private final SingleSegmentQueue queue;
-    private final InboundReads<ReadResponse> inbound;
+    /** The source of each Read Request accepted and not yet fully answered: the IRD entries in use. */
+    private final InboundReads<TaggedBuffer> inbound;
     private final ChannelFutureListener responseWritten;
 
     /**
@@ -59,7 +56,7 @@ public final class ReadResponder {
         int sourceStag = ReadRequestHeader.sourceStag(ulpdu, payload);
         long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, payload);
         TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd);
-        inbound.accept(new ReadResponse(source, sourceOffset, size));
+        inbound.accept(source);
         // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP.
         transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
                 ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), source.memory(),

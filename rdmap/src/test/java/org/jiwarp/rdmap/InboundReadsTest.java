@@ -1,13 +1,11 @@
 package org.jiwarp.rdmap;
 
-import org.jiwarp.wire.rdmap.TerminateException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.jiwarp.wire.rdmap.TerminateError;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -1,6 +1,5 @@
 package org.jiwarp.rdmap;
 
-import org.jiwarp.wire.rdmap.TerminateException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -11,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 

@@ -14,13 +14,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class PreparedSend implements Runnable {
 
-    private final QueuePair qp;
+    /** The queue pair's admission of a post: the connection to post on, or {@code null} when flushed at once. */
+    @FunctionalInterface
+    interface Admission {
+        QpConnection admit(SendQueue.SendSlot slot);
+    }
+
+    private final Admission admission;
     private final SendQueue.SendSlot slot;
     private final AtomicBoolean outstanding = new AtomicBoolean();
     private volatile QpConnection connection;
 
-    PreparedSend(QueuePair qp, SendWorkRequest wr) {
-        this.qp = qp;
+    PreparedSend(Admission admission, SendWorkRequest wr) {
+        this.admission = admission;
         this.slot = new SendQueue.SendSlot(wr, this);
     }
 
@@ -45,7 +51,7 @@ public final class PreparedSend implements Runnable {
             throw new IllegalStateException("work request " + slot.id + " is still outstanding");
         }
         try {
-            connection = qp.admitPrepared(slot);
+            connection = admission.admit(slot);
         } catch (RuntimeException e) {
             outstanding.set(false);
             throw e;

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
+import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
@@ -49,7 +50,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private final QpStateMachine state;
     private final Completions completions;
     private final QpConfig config;
-    private final org.jiwarp.ddp.StagTable stags;
+    private final StagTable stags;
     private final Consumer<QpConnection> onEstablished;
     private final AsyncEvents events;
     private final CompletableFuture<Void> closed;
@@ -68,7 +69,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private volatile TerminateError terminateSent;
 
     QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
-            org.jiwarp.ddp.StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
+            StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
             CompletableFuture<Void> closed) {
         this.qp = qp;
         this.state = state;

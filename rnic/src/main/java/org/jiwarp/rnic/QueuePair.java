@@ -204,7 +204,7 @@ public final class QueuePair {
         if (wr.sglUnsafe().length > config.maxSge()) {
             throw new IllegalArgumentException(wr.sglUnsafe().length + " SGEs exceed the QP's max of " + config.maxSge());
         }
-        return new PreparedSend(this, wr);
+        return new PreparedSend(this::admitPrepared, wr);
     }
 
     /**
