@@ -13,7 +13,13 @@ import org.jiwarp.wire.mpa.Markers;
 
 /**
  * Frames each outbound {@link ByteBuf} as the ULPDU of one FPDU (RFC 5044 sections 4.1-4.4),
- * without copying the payload.
+ * without copying the payload when CRC is off.
+ *
+ * <p>With CRC on, the payload is copied once into a buffer of the framer's own and the CRC is computed
+ * over that copy: the octets the CRC covers are then the octets that go out, even when registered
+ * memory changes between this write and the transport's flush (a Write placed, in the same read
+ * batch, into the source of an earlier Read Request's response; an application writing into a buffer
+ * in flight). Such a change leaves the data undefined, as RFC 5040 allows, but never the CRC wrong.
  *
  * <p>Each FPDU goes down the pipeline as one {@link CompositeByteBuf}, written with the caller's
  * promise: a small overhead buffer holds the leading marker (when the FPDU starts at a marker
@@ -120,14 +126,21 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
         header.setShort(start, length);
         header.readerIndex(start);
         int pad = Fpdu.padLength(length);
-        ByteBuf trailer = ctx.alloc().directBuffer(pad + Fpdu.CRC_LENGTH).writeZero(pad);
-        int value = 0;
         if (crcEnabled) {
-            value = crc.reset().update(header, start, header.readableBytes())
-                    .update(payload, payload.readerIndex(), payload.readableBytes())
-                    .update(trailer, 0, pad).value();
+            // The CRC over a copy of the payload, sent in the same buffer: see the class comment.
+            int payloadLength = payload.readableBytes();
+            ByteBuf body = ctx.alloc().directBuffer(payloadLength + pad + Fpdu.CRC_LENGTH);
+            body.writeBytes(payload, payload.readerIndex(), payloadLength).writeZero(pad);
+            payload.release();
+            int value = crc.reset().update(header, start, header.readableBytes())
+                    .update(body, 0, body.readableBytes()).value();
+            body.writeIntLE(value);
+            streamPosition += header.readableBytes() + body.readableBytes();
+            ctx.write(header, ctx.voidPromise());
+            ctx.write(body, promise);
+            return;
         }
-        trailer.writeIntLE(value);
+        ByteBuf trailer = ctx.alloc().directBuffer(pad + Fpdu.CRC_LENGTH).writeZero(pad).writeIntLE(0);
         streamPosition += header.readableBytes() + payload.readableBytes() + trailer.readableBytes();
         ctx.write(header, ctx.voidPromise());
         ctx.write(payload, ctx.voidPromise());
@@ -160,7 +173,8 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
 
     /**
      * Builds the FPDU for {@code ulpdu} (not released here) and advances the stream position.
-     * Nothing is left allocated, and the position does not move, when this throws.
+     * Nothing is left allocated, and the position does not move, when this throws. With CRC on, the
+     * FPDU is built from a copy of the ULPDU (see the class comment).
      */
     private CompositeByteBuf frame(ChannelHandlerContext ctx, ByteBuf ulpdu) {
         int ulpduLength = ulpdu.readableBytes();
@@ -168,6 +182,18 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
         if (ulpduLength > Fpdu.MAX_ULPDU_LENGTH) {
             throw new IllegalArgumentException("ULPDU of " + ulpduLength + " octets exceeds " + Fpdu.MAX_ULPDU_LENGTH);
         }
+        if (!crcEnabled) {
+            return frame(ctx, ulpdu, ulpduLength);
+        }
+        ByteBuf copy = ctx.alloc().buffer(ulpduLength, ulpduLength).writeBytes(ulpdu, ulpdu.readerIndex(), ulpduLength);
+        try {
+            return frame(ctx, copy, ulpduLength);
+        } finally {
+            copy.release();
+        }
+    }
+
+    private CompositeByteBuf frame(ChannelHandlerContext ctx, ByteBuf ulpdu, int ulpduLength) {
         long start = streamPosition;
         int unmarked = Fpdu.length(ulpduLength);
         int markers = 0;

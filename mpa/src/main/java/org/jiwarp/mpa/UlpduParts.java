@@ -8,7 +8,8 @@ import io.netty.util.ReferenceCounted;
  * A ULPDU in two pieces, as the layer above builds it without copying: its header (a small buffer
  * of its own, with {@link #HEADROOM} before it for ULPDU_LENGTH) and its payload (a retained slice of
  * registered memory). {@link FpduFramer} writes the FPDU as three buffers, header, payload and
- * trailer (pad and CRC), instead of assembling a composite: no component objects, no NIO views.
+ * trailer (pad and CRC), instead of assembling a composite: no component objects, no NIO views. With
+ * CRC on it copies the payload and sends header and copy, pad and CRC: two buffers.
  * Whoever holds it releases it, and with it both pieces.
  */
 public final class UlpduParts extends AbstractReferenceCounted {

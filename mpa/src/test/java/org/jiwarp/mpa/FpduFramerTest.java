@@ -208,6 +208,39 @@ class FpduFramerTest {
         }
     }
 
+    /**
+     * With CRC on, registered memory that changes after the write and before the flush (a Write
+     * placed into the source of a Read Response queued in the same read batch) changes neither the
+     * FPDU nor its CRC: the CRC covers the octets that go out. Both paths: a ULPDU in one buffer
+     * (markers on), and a ULPDU in parts (header and a slice of registered memory).
+     */
+    @Test
+    void crcCoversTheOctetsThatGoOutWhenMemoryChangesBeforeTheFlush() {
+        for (boolean markers : new boolean[] {false, true}) {
+            for (boolean parts : new boolean[] {false, true}) {
+                byte[] memory = pattern(3000);
+                byte[] expected = FpduTestSupport.writeWithFpduWriter(true, markers, memory.clone());
+                EmbeddedChannel channel = new EmbeddedChannel(new FpduFramer(true, markers));
+                try {
+                    if (parts) {
+                        ByteBuf header = channel.alloc().buffer(UlpduParts.HEADROOM + 100);
+                        header.writerIndex(UlpduParts.HEADROOM).readerIndex(UlpduParts.HEADROOM);
+                        header.writeBytes(memory, 0, 100);
+                        channel.write(new UlpduParts(header, Unpooled.wrappedBuffer(memory, 100, 2900)));
+                    } else {
+                        channel.write(Unpooled.wrappedBuffer(memory));
+                    }
+                    Arrays.fill(memory, 50, 2950, (byte) 0x5A);
+                    channel.flush();
+                    assertArrayEquals(expected, FpduTestSupport.drainOutbound(channel, parts && !markers ? 2 : 1),
+                            "markers " + markers + ", parts " + parts);
+                } finally {
+                    FpduTestSupport.finish(channel);
+                }
+            }
+        }
+    }
+
     @Test
     void promiseCompletesWhenFlushed() {
         EmbeddedChannel channel = new EmbeddedChannel(new FpduFramer(true, true));
