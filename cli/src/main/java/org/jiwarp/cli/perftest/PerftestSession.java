@@ -114,11 +114,16 @@ final class PerftestSession {
         }
 
         // exchange_versions, check_version_compatibility, check_sys_data, check_mtu.
-        peerVersion = PerftestWire.cString(control.exchange("version",
-                PerftestWire.version(PerftestWire.VERSION), PerftestWire.VERSION_LENGTH));
+        byte[] versionField = control.exchange("version", PerftestWire.version(PerftestWire.VERSION,
+                new PerftestWire.JiwarpRun(p.verb(), p.latency(), p.iters(), p.size())), PerftestWire.VERSION_LENGTH);
+        peerVersion = PerftestWire.cString(versionField);
         if (PerftestWire.versionNumber(peerVersion) < PerftestWire.MIN_PEER_VERSION) {
             throw new PerftestException("the peer speaks perftest " + peerVersion + "; this implementation speaks "
                     + PerftestWire.VERSION + " and, like it, needs " + PerftestWire.MIN_PEER_VERSION + " or later");
+        }
+        PerftestWire.JiwarpRun theirs = PerftestWire.jiwarpRun(versionField);
+        if (theirs != null) {
+            requireSameRun(theirs);
         }
         int cycleBuffer = Math.max(PerftestWire.PAGE_SIZE, PerftestWire.int32(control.exchange("cycle buffer",
                 PerftestWire.int32(PerftestWire.PAGE_SIZE), PerftestWire.INT_LENGTH)));
@@ -152,6 +157,24 @@ final class PerftestSession {
         return p.verb() == Verb.SEND ? sendBandwidthTest() : rdmaBandwidthTest();
     }
 
+    /**
+     * Both ends are jiwarp: the peer's run, from its version field, must be this end's, or the run
+     * would fail later without saying why (a Send without a receive, a ping-pong that stalls). Each end
+     * finds it after the version exchange, so both say it.
+     */
+    private void requireSameRun(PerftestWire.JiwarpRun theirs) {
+        String peer = server ? "the client" : "the server";
+        String self = server ? "this server" : "this client";
+        if (theirs.verb() != p.verb() || theirs.latency() != p.latency()) {
+            throw new PerftestException(peer + " runs " + theirs.program() + " and " + self + " " + p.program()
+                    + ": give both ends the same --test and --lat");
+        }
+        if (theirs.iters() != p.iters() || theirs.size() != p.size()) {
+            throw new PerftestException(peer + " runs " + theirs.iters() + " iterations of " + theirs.size()
+                    + " octets and " + self + " " + p.iters() + " of " + p.size() + ": give both ends the same -n and -s");
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------
     // The tests
 
@@ -164,15 +187,8 @@ final class PerftestSession {
                     + " completed successfully in " + run.completions + " completions");
             long digest = p.verb() == Verb.READ ? verifyReadData(checks) : slotDigest(0);
             control.handshake("handshake: client done", local);
-            BwReport theirs = exchangeReports(run.report);
-            // A jiwarp server reports its -s and -n with nothing measured; a perftest server's report
-            // of zeros says nothing, so it is not compared.
-            if (theirs.size() != 0 && theirs.bwPeak() == 0 && theirs.bwAvg() == 0 && theirs.msgRateAvg() == 0
-                    && (theirs.size() != p.size() || theirs.iters() != p.iters())) {
-                throw new PerftestException("the server runs " + theirs.iters() + " iterations of " + theirs.size()
-                        + " octets and this client ran " + p.iters() + " of " + p.size() + ": give both ends the "
-                        + "same -n and -s");
-            }
+            // A perftest server's report holds nothing; a jiwarp server's was compared in the version exchange.
+            exchangeReports(run.report);
             printReport(run.report);
             control.handshake("closing handshake", local);
             return finish(run.operations, run.completions, run.report, null, checks.toString(), digest);
@@ -187,7 +203,7 @@ final class PerftestSession {
             checks = "the client read from the upper half of this end's buffer";
             digest = slotDigest(layout.buffSize());
         }
-        // This server's -s and -n, nothing measured: a jiwarp client compares them with its own.
+        // This server's -s and -n, nothing measured. A perftest client's report names its own run.
         BwReport theirs = exchangeReports(new BwReport(p.size(), p.iters(), 0, 0, 0));
         if (theirs.size() != p.size() || theirs.iters() != p.iters()) {
             throw new PerftestException("the client ran " + theirs.iters() + " iterations of " + theirs.size()

@@ -9,7 +9,7 @@ import java.nio.charset.StandardCharsets;
  * of {@link #DEST_LENGTH} octets, so no message may be longer.
  *
  * <pre>
- *   version          16  C string, NUL padded ("6.06")
+ *   version          16  C string, NUL padded ("6.06"); a jiwarp end adds its run after the NUL
  *   cycle buffer      4  int, the page size        ) check_sys_data
  *   cache line        4  int                       )
  *   MTU               2  "%d" of enum ibv_mtu, NUL ("5" = 4096)
@@ -49,6 +49,52 @@ final class PerftestWire {
         byte[] field = new byte[VERSION_LENGTH];
         System.arraycopy(bytes, 0, field, 0, bytes.length);
         return field;
+    }
+
+    /**
+     * What a jiwarp end puts after the version string's NUL: perftest reads the field with
+     * {@code atof} and prints it with {@code %s}, so it never sees these octets, and sends zeros there
+     * itself. A marker octet, the program, {@code -n} and {@code -s}, so that two jiwarp ends find a
+     * mismatch in the first exchange and both say so:
+     * <pre>
+     *   octet  5      'j'
+     *   octet  6      program: 2 x verb ordinal + 1 for a latency test
+     *   octets 7-10   iterations, big-endian
+     *   octets 11-14  message size, big-endian
+     *   octet  15     zero
+     * </pre>
+     */
+    record JiwarpRun(Verb verb, boolean latency, int iters, int size) {
+        private static final int AT = 5;
+        private static final byte MARKER = 'j';
+
+        String program() {
+            return verb.program(latency);
+        }
+    }
+
+    /** The version field with {@code run} after the version string (see {@link JiwarpRun}). */
+    static byte[] version(String version, JiwarpRun run) {
+        byte[] field = version(version);
+        if (version.length() >= JiwarpRun.AT) {
+            throw new IllegalArgumentException("version too long to carry a run: " + version);
+        }
+        ByteBuffer.wrap(field, JiwarpRun.AT, VERSION_LENGTH - 1 - JiwarpRun.AT).put(JiwarpRun.MARKER)
+                .put((byte) (2 * run.verb().ordinal() + (run.latency() ? 1 : 0))).putInt(run.iters()).putInt(run.size());
+        return field;
+    }
+
+    /** The run a jiwarp peer put in its version field, or null for a perftest peer (or an unknown program). */
+    static JiwarpRun jiwarpRun(byte[] field) {
+        if (field.length != VERSION_LENGTH || field[JiwarpRun.AT - 1] != 0 || field[JiwarpRun.AT] != JiwarpRun.MARKER) {
+            return null;
+        }
+        ByteBuffer b = ByteBuffer.wrap(field, JiwarpRun.AT + 1, VERSION_LENGTH - 2 - JiwarpRun.AT);
+        int program = b.get() & 0xFF;
+        if (program >= 2 * Verb.values().length) {
+            return null;
+        }
+        return new JiwarpRun(Verb.values()[program / 2], program % 2 == 1, b.getInt(), b.getInt());
     }
 
     /** The C string at the start of {@code bytes}. */

@@ -34,7 +34,10 @@
  * integers are big-endian. In order:
  * <pre>
  *   #   what                        octets  content
- *   1   version                       16    C string, NUL padded: "6.06"; a peer below 5.70 is refused
+ *   1   version                       16    C string, NUL padded: "6.06"; a peer below 5.70 is refused.
+ *                                             jiwarp puts its program, -n and -s after the NUL, where
+ *                                             perftest never looks: two jiwarp ends that disagree both
+ *                                             stop here and say so
  *   2   cycle buffer (page size)       4    int; both use the larger
  *   3   cache line size                4    int; both use the larger
  *   4   MTU                            2    "%d" of enum ibv_mtu, NUL ("3" = 1024; the smaller is used)

@@ -80,7 +80,10 @@ class PerftestExchangeTest {
         first.accept(control.qp, new byte[0]).get(10, TimeUnit.SECONDS);
 
         // The client sends first in every exchange.
-        assertArrayEquals(PerftestWire.version("6.06"), control.receive(16));
+        byte[] version = control.receive(16);
+        assertEquals("6.06", PerftestWire.cString(version), "the C string perftest reads");
+        assertEquals(new PerftestWire.JiwarpRun(Verb.WRITE, false, iters, size), PerftestWire.jiwarpRun(version),
+                "jiwarp's run after the NUL");
         control.send(PerftestWire.version("6.06"));
         assertEquals(4096, ByteBuffer.wrap(control.receive(4)).getInt(), "cycle buffer, big-endian");
         control.send(PerftestWire.int32(8192));

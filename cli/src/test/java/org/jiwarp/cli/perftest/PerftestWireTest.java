@@ -32,6 +32,29 @@ class PerftestWireTest {
         assertThrows(IllegalArgumentException.class, () -> PingpongDest.decode(new byte[55]));
     }
 
+    /** A jiwarp end's run rides after the version string's NUL; perftest's zeros carry none. */
+    @Test
+    void jiwarpRunAfterTheVersionString() {
+        for (Verb verb : Verb.values()) {
+            for (boolean latency : new boolean[] {false, true}) {
+                PerftestWire.JiwarpRun run = new PerftestWire.JiwarpRun(verb, latency, 123_456_789, 1 << 28);
+                byte[] field = PerftestWire.version("6.06", run);
+                assertEquals(16, field.length);
+                assertEquals("6.06", PerftestWire.cString(field), "what perftest's atof and %s see");
+                assertEquals(6.06, PerftestWire.versionNumber(PerftestWire.cString(field)));
+                assertEquals(0, field[15]);
+                assertEquals(run, PerftestWire.jiwarpRun(field));
+            }
+        }
+        byte[] writeLat = PerftestWire.version("6.06", new PerftestWire.JiwarpRun(Verb.WRITE, true, 1000, 2));
+        assertEquals("362e3036006a03000003e80000000200", HexFormat.of().formatHex(writeLat),
+                "'6.06', NUL, 'j', ib_write_lat, -n 1000, -s 2, NUL");
+        assertEquals(null, PerftestWire.jiwarpRun(PerftestWire.version("6.06")), "perftest's own field");
+        byte[] unknownProgram = PerftestWire.version("6.06", new PerftestWire.JiwarpRun(Verb.READ, true, 5, 5));
+        unknownProgram[6] = 6;
+        assertEquals(null, PerftestWire.jiwarpRun(unknownProgram));
+    }
+
     @Test
     void versionAndSmallFields() {
         byte[] version = PerftestWire.version("6.06");
