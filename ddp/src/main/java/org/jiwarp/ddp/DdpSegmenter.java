@@ -169,7 +169,7 @@ public final class DdpSegmenter {
             header.release();
             throw e;
         }
-        return new UlpduParts(header, payload);
+        return UlpduParts.of(header, payload);
     }
 
     /** A segment as one composite buffer (the form of the overloads without {@code inline}). */

@@ -2,6 +2,7 @@ package org.jiwarp.mpa;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.AbstractReferenceCounted;
+import io.netty.util.Recycler;
 import io.netty.util.ReferenceCounted;
 
 /**
@@ -10,27 +11,45 @@ import io.netty.util.ReferenceCounted;
  * registered memory). {@link FpduFramer} writes the FPDU as three buffers, header, payload and
  * trailer (pad and CRC), instead of assembling a composite: no component objects, no NIO views. With
  * CRC on it copies the payload and sends header and copy, pad and CRC: two buffers.
- * Whoever holds it releases it, and with it both pieces.
+ * Whoever holds it releases it, and with it both pieces. The holder objects are recycled (one per
+ * segment on the data path, so none is allocated in steady state): never keep one after releasing it.
  */
 public final class UlpduParts extends AbstractReferenceCounted {
 
     /** Octets free before the header: RFC 5044 section 4.1's ULPDU_LENGTH. */
     public static final int HEADROOM = org.jiwarp.wire.mpa.Fpdu.HEADER_LENGTH;
 
-    private final ByteBuf header;
-    private final ByteBuf payload;
+    private static final Recycler<UlpduParts> RECYCLER = new Recycler<>() {
+        @Override
+        protected UlpduParts newObject(Handle<UlpduParts> handle) {
+            return new UlpduParts(handle);
+        }
+    };
+
+    private final Recycler.Handle<UlpduParts> handle;
+    private ByteBuf header;
+    private ByteBuf payload;
+
+    private UlpduParts(Recycler.Handle<UlpduParts> handle) {
+        this.handle = handle;
+    }
 
     /**
+     * Takes over both pieces.
+     *
      * @param header  the header's readable bytes, with at least {@link #HEADROOM} octets before its
      *                reader index that the framer may overwrite
      * @param payload the payload's readable bytes; not empty
      */
-    public UlpduParts(ByteBuf header, ByteBuf payload) {
+    public static UlpduParts of(ByteBuf header, ByteBuf payload) {
         if (header.readerIndex() < HEADROOM) {
             throw new IllegalArgumentException("the header needs " + HEADROOM + " octets of headroom");
         }
-        this.header = header;
-        this.payload = payload;
+        UlpduParts parts = RECYCLER.get();
+        parts.setRefCnt(1);
+        parts.header = header;
+        parts.payload = payload;
+        return parts;
     }
 
     public ByteBuf header() {
@@ -56,8 +75,13 @@ public final class UlpduParts extends AbstractReferenceCounted {
 
     @Override
     protected void deallocate() {
-        header.release();
-        payload.release();
+        ByteBuf h = header;
+        ByteBuf p = payload;
+        header = null;
+        payload = null;
+        handle.recycle(this);
+        h.release();
+        p.release();
     }
 
     @Override

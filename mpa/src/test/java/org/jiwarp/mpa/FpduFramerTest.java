@@ -226,7 +226,7 @@ class FpduFramerTest {
                         ByteBuf header = channel.alloc().buffer(UlpduParts.HEADROOM + 100);
                         header.writerIndex(UlpduParts.HEADROOM).readerIndex(UlpduParts.HEADROOM);
                         header.writeBytes(memory, 0, 100);
-                        channel.write(new UlpduParts(header, Unpooled.wrappedBuffer(memory, 100, 2900)));
+                        channel.write(UlpduParts.of(header, Unpooled.wrappedBuffer(memory, 100, 2900)));
                     } else {
                         channel.write(Unpooled.wrappedBuffer(memory));
                     }

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>{@link #post()} is thread-safe; from the queue pair's own thread (a completion listener, or
  * {@link QueuePair#execute}) it goes out at once, from another thread through the event loop.
  */
-public final class PreparedSend implements Runnable {
+public final class PreparedSend {
 
     /** The queue pair's admission of a post: the connection to post on, or {@code null} when flushed at once. */
     @FunctionalInterface
@@ -23,7 +23,6 @@ public final class PreparedSend implements Runnable {
     private final Admission admission;
     private final SendQueue.SendSlot slot;
     private final AtomicBoolean outstanding = new AtomicBoolean();
-    private volatile QpConnection connection;
 
     PreparedSend(Admission admission, SendWorkRequest wr) {
         this.admission = admission;
@@ -50,28 +49,22 @@ public final class PreparedSend implements Runnable {
         if (!outstanding.compareAndSet(false, true)) {
             throw new IllegalStateException("work request " + slot.id + " is still outstanding");
         }
+        QpConnection c;
         try {
-            connection = admission.admit(slot);
+            c = admission.admit(slot);
         } catch (RuntimeException e) {
             outstanding.set(false);
             throw e;
         }
-        QpConnection c = connection;
         if (c == null) {
             return; // flushed at once: the queue pair never connected
         }
         if (c.inEventLoop()) {
-            run();
+            slot.reset();
+            c.post(slot);
         } else {
-            c.executeLater(this);
+            c.ring(slot); // reset on the event loop, where every use of the slot happens
         }
-    }
-
-    /** On the event loop (where every use of the slot happens): resets it and hands it to the send queue. */
-    @Override
-    public void run() {
-        slot.reset();
-        connection.post(slot);
     }
 
     /** The slot's completion was reported: it may be posted again. */

@@ -9,8 +9,11 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.internal.PlatformDependent;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.StagTable;
@@ -67,6 +70,13 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private boolean reading;
     private volatile RemoteTerminate terminateReceived;
     private volatile TerminateError terminateSent;
+    /**
+     * Work posted from other threads, taken by the event loop in one batch per ring, as an RNIC's
+     * doorbell: no task object per post, and a burst of posts goes to TCP with one flush.
+     */
+    private final Queue<SendQueue.SendSlot> doorbell = PlatformDependent.newMpscQueue();
+    private final AtomicBoolean rung = new AtomicBoolean();
+    private final Runnable answerDoorbell = this::answerDoorbell;
 
     QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
             StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
@@ -158,14 +168,41 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     // ---------------------------------------------------------------------------------------------
     // Posting
 
+    /** On the event loop: posts {@code slot} after anything rung in before it. */
     void post(SendQueue.SendSlot slot) {
+        takeDoorbell();
         sendQueue.post(slot);
         flushIfNeeded();
     }
 
     void post(SendQueue.SendSlot[] slots, int count) {
+        takeDoorbell();
         sendQueue.post(slots, count);
         flushIfNeeded();
+    }
+
+    /** From any thread: queues {@code slot} for the event loop and wakes it unless a wake-up is pending. */
+    void ring(SendQueue.SendSlot slot) {
+        doorbell.add(slot);
+        if (!rung.get() && rung.compareAndSet(false, true)) {
+            ctx.executor().execute(answerDoorbell);
+        }
+    }
+
+    private void answerDoorbell() {
+        // Cleared first: a slot added after this point rings again (at worst an empty answer).
+        rung.set(false);
+        takeDoorbell();
+        flushIfNeeded();
+    }
+
+    private void takeDoorbell() {
+        for (SendQueue.SendSlot slot; (slot = doorbell.poll()) != null; ) {
+            if (slot.prepared != null) {
+                slot.reset(); // a prepared slot is reset where all its uses happen, here
+            }
+            sendQueue.post(slot);
+        }
     }
 
     /** Posts a receive from any thread (the queue takes posts concurrently with placement). */

@@ -146,7 +146,7 @@ public final class QueuePair {
         } else if (c.inEventLoop()) {
             c.post(slot);
         } else {
-            c.execute(() -> c.post(slot));
+            c.ring(slot);
         }
     }
 

@@ -53,6 +53,12 @@ public final class Rnic implements AutoCloseable {
 
     /** Where registrations without a native address get their Tagged Offsets. */
     private static final long SYNTHETIC_BASE = 0x0000_4000_0000_0000L;
+    /**
+     * The connections' allocator. Netty 4.2's default (adaptive) makes every retained slice a new
+     * object; the pooled allocator recycles its derived buffers, so the slice of the read buffer
+     * that carries each inbound ULPDU to DDP allocates nothing.
+     */
+    private static final io.netty.buffer.ByteBufAllocator ALLOCATOR = io.netty.buffer.PooledByteBufAllocator.DEFAULT;
 
     private final RnicOptions options;
     private final EventLoopGroup group;
@@ -134,6 +140,7 @@ public final class Rnic implements AutoCloseable {
         SetupLimit limit = new SetupLimit(options.maxSetups());
         ChannelFuture bind = new ServerBootstrap().group(group).channel(serverChannelClass)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOCATOR, ALLOCATOR)
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
@@ -175,6 +182,7 @@ public final class Rnic implements AutoCloseable {
         QpConnection connection = qp.newConnection();
         ChannelFuture connect = new Bootstrap().group(group).channel(channelClass)
                 .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.ALLOCATOR, ALLOCATOR)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {

@@ -1,0 +1,97 @@
+package org.jiwarp.rnic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.util.ResourceLeakDetector;
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.TimeUnit;
+import org.jiwarp.mpa.MpaSettings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Heap octets the data path allocates per message in steady state, over real TCP, counted on every
+ * thread of the JVM (the posting thread and both ends' event loops) by the thread allocation
+ * counters: a regression guard in bytes, never in time. Writes go as perftest posts them, in chains
+ * of {@value #CHAIN} with only the last signaled.
+ *
+ * <p>The bounds are what the path allocates today with a margin, not zero: per message a send slot,
+ * its completion and the channel promise of its last segment remain, and per DDP segment of a large
+ * message a slice of registered memory (see README, Performance). Each bound fails when the pooled
+ * allocator, the recycled segment holders or the doorbell are taken away.
+ */
+class SteadyStateAllocationTest {
+
+    private static final int CHAIN = 16;
+    private static final int MESSAGES = 10_000;
+    private static ResourceLeakDetector.Level leakDetection;
+
+    /** The build's paranoid leak detection records every buffer access: measured without it. */
+    @BeforeAll
+    static void withoutLeakDetection() {
+        leakDetection = ResourceLeakDetector.getLevel();
+        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+    }
+
+    @AfterAll
+    static void restoreLeakDetection() {
+        ResourceLeakDetector.setLevel(leakDetection);
+    }
+
+    @Test
+    void smallWritesAllocateLittlePerMessage() throws Exception {
+        double perMessage = allocatedPerWrite(8, MpaSettings.defaults());
+        assertTrue(perMessage < 130, "heap octets per 8-octet Write: " + perMessage);
+    }
+
+    /** FPDUs of the MSS (1460): 45 DDP segments per message. */
+    @Test
+    void largeWritesInMssSizedFpdusAllocateLittlePerKibibyte() throws Exception {
+        double perKibibyte = allocatedPerWrite(65536, MpaSettings.defaults()) / 64;
+        assertTrue(perKibibyte < 64, "heap octets per KiB of 64 KiB Writes: " + perKibibyte);
+    }
+
+    /** 64 KiB FPDUs, as the bench and Linux siw use: the per-segment costs amortise over a segment. */
+    @Test
+    void largeWritesInLargeFpdusAllocateLittlePerKibibyte() throws Exception {
+        double perKibibyte = allocatedPerWrite(65536, MpaSettings.builder().largeFpdus(true).build()) / 64;
+        assertTrue(perKibibyte < 6, "heap octets per KiB of 64 KiB Writes in 64 KiB FPDUs: " + perKibibyte);
+    }
+
+    private static double allocatedPerWrite(int size, MpaSettings mpa) throws Exception {
+        try (RnicPair pair = new RnicPair(mpa, Math.max(size, 4096), (config, server) -> config.sendDepth(2 * CHAIN))) {
+            SendWorkRequest[] chain = new SendWorkRequest[CHAIN];
+            for (int i = 0; i < CHAIN; i++) {
+                chain[i] = SendWorkRequest.write(i, pair.serverRegion.address(), pair.serverRegion.rkey(),
+                        new Sge(pair.clientRegion, 0, size)).signaled(i == CHAIN - 1);
+            }
+            run(pair, chain, MESSAGES); // warm-up: pools, caches and the JIT settle
+            com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long[] ids = threads.getAllThreadIds();
+            long before = total(threads.getThreadAllocatedBytes(ids));
+            run(pair, chain, MESSAGES);
+            long after = total(threads.getThreadAllocatedBytes(ids));
+            return (after - before) / (double) MESSAGES;
+        }
+    }
+
+    private static void run(RnicPair pair, SendWorkRequest[] chain, int messages) throws InterruptedException {
+        for (int posted = 0; posted < messages; posted += CHAIN) {
+            pair.client.postSend(chain, CHAIN);
+            WorkCompletion wc = pair.clientCq.take(10, TimeUnit.SECONDS);
+            assertNotNull(wc, "the chain's signaled Write completes");
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+        }
+    }
+
+    private static long total(long[] allocated) {
+        long sum = 0;
+        for (long octets : allocated) {
+            sum += Math.max(0, octets); // -1 for a thread that ended in between
+        }
+        return sum;
+    }
+}
