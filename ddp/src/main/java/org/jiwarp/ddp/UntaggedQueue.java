@@ -204,7 +204,15 @@ public final class UntaggedQueue {
             throw new TerminateException(TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG, "QN " + qn + " MSN " + msn + ": "
                     + length + " octets at MO " + mo + " exceed the buffer's " + buffer.capacity());
         }
-        buffer.append(source, index, length);
+        try {
+            buffer.append(source, index, length);
+        } catch (ReceiveBuffer.MemoryGoneException e) {
+            // The receive is used up (it completes in error, not in a flush later).
+            ring[(int) (h % ring.length)] = null;
+            head = h + 1;
+            expectedMsn = (expected + 1) & MsnCounter.MSN_MASK;
+            throw e;
+        }
         long total = placed + length;
         if (last) {
             ring[(int) (h % ring.length)] = null;

@@ -6,6 +6,7 @@ import org.jiwarp.ddp.DdpHeaderChecks;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.TaggedBuffer;
 import org.jiwarp.ddp.TaggedPlacement;
+import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
@@ -121,7 +122,14 @@ public final class RdmapReceiver {
     /** RFC 5040 sections 4.1 and 5.3: the Send family, into posted receives; L completes one. */
     private void onSend(ByteBuf ulpdu, int at, RdmapOpcode opcode, long msn, long mo, boolean last, int payload,
             int length) {
-        UntaggedQueue.Placement placement = receives.place(msn, mo, last, ulpdu, payload, length);
+        UntaggedQueue.Placement placement;
+        try {
+            placement = receives.place(msn, mo, last, ulpdu, payload, length);
+        } catch (ReceiveBuffer.MemoryGoneException e) {
+            // The receive's memory was deregistered under it: it completes in error, then the Terminate goes out.
+            listener.receiveFailed(e.buffer(), e.buffer().bytesPlaced(), opcode.solicitedEvent(), e.error());
+            throw e;
+        }
         if (!placement.completed()) {
             return;
         }

@@ -287,7 +287,10 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     @Override
     public void receiveFailed(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
-        completions.receive(buffer.workRequestId(), WcStatus.LOCAL_QP_OPERATION_ERROR, length, 0, solicited, error);
+        // A receive whose memory went away under it is a local protection error, as in the verbs.
+        WcStatus status = error == TerminateError.DDP_LOCAL_CATASTROPHIC ? WcStatus.LOCAL_PROTECTION_ERROR
+                : WcStatus.LOCAL_QP_OPERATION_ERROR;
+        completions.receive(buffer.workRequestId(), status, length, 0, solicited, error);
     }
 
     @Override

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.jiwarp.ddp.ReceiveBuffer;
+import org.jiwarp.ddp.TaggedBuffer;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.wire.rdmap.TerminateError;
 
@@ -239,11 +240,15 @@ public final class QueuePair {
         }
         Sge[] sgl = wr.sgl();
         ByteBuf[] segments = new ByteBuf[sgl.length];
+        TaggedBuffer[] regions = new TaggedBuffer[sgl.length];
         for (int i = 0; i < sgl.length; i++) {
-            segments[i] = LocalAccess.checkedSlice(sgl[i], config.pd(), Access.LOCAL_WRITE);
+            MemoryRegion region = LocalAccess.checked(sgl[i], config.pd(), Access.LOCAL_WRITE);
+            segments[i] = region.buffer().slice((int) sgl[i].offset(), sgl[i].length());
+            regions[i] = region.tagged();
         }
         completions.admitReceive();
-        ReceiveBuffer buffer = new ReceiveBuffer(wr.id(), segments);
+        // Fenced: once a region is deregistered, nothing is placed in it through this receive.
+        ReceiveBuffer buffer = new ReceiveBuffer(wr.id(), segments, regions);
         synchronized (earlyReceives) {
             QpConnection c = connection;
             if (c != null) {

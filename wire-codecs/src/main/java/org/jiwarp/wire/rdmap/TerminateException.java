@@ -12,7 +12,7 @@ import java.util.Objects;
  * <p>Framing errors below DDP are MPA's ({@code MpaException}, a Netty {@code DecoderException}),
  * carrying an LLP error of the same enum.
  */
-public final class TerminateException extends RuntimeException {
+public class TerminateException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
