@@ -56,7 +56,15 @@ class PcapCaptureCommandTest {
         }
         Process kill = new ProcessBuilder("kill", "-INT", String.valueOf(client.pid())).start();
         assertEquals(0, kill.waitFor());
-        assertTrue(client.waitFor(60, TimeUnit.SECONDS), "the client did not stop on SIGINT");
+        if (!client.waitFor(60, TimeUnit.SECONDS)) {
+            // Say where it hangs: its threads and what it printed.
+            Process dump = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                    String.valueOf(client.pid()), "Thread.print").redirectErrorStream(true).start();
+            String threads = new String(dump.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            client.destroyForcibly();
+            throw new AssertionError("the client did not stop on SIGINT; it printed:\n"
+                    + read(temp.resolve("client.err")) + "\nits threads:\n" + threads);
+        }
         assertEquals(0, server.get(60, TimeUnit.SECONDS).exit());
 
         assertTrue(Files.isRegularFile(pcap), "no capture after SIGINT");
