@@ -79,6 +79,11 @@ public final class CaptureChecker {
         int terminateFrame;
         /** The IRD this side advertised (RFC 6581), or -1. */
         int ird = -1;
+        /**
+         * What this direction sent before the capture saw it is unknown (the capture began after
+         * the MPA negotiation, or lost octets of it): MSNs, MOs and Read Requests may be missing.
+         */
+        boolean joinedLate;
         boolean taggedOpen;
         int taggedStag;
         long taggedNextTo;
@@ -145,6 +150,9 @@ public final class CaptureChecker {
             }
             for (DecodedPdu pdu : pdus) {
                 if (pdu.kind() == DecodedPdu.Kind.FPDU) {
+                    if (pdu.resynchronised() || (request == null && !directions.containsKey(pdu.source()))) {
+                        joinedLate(direction(pdu));
+                    }
                     fpdu(pdu);
                 }
             }
@@ -156,6 +164,22 @@ public final class CaptureChecker {
                 findings.add(new Finding(g.rule, List.copyOf(g.frames), index, g.direction, sentence, g.quirk));
             }
             return findings;
+        }
+
+        /**
+         * Forgets what {@code direction} was expected to send next: the octets before its next PDU
+         * are not in the capture. Read Responses it owed may have been among them, so the peer's
+         * outstanding Read Requests are dropped too.
+         */
+        private void joinedLate(Direction direction) {
+            direction.joinedLate = true;
+            direction.nextMsn.clear();
+            direction.nextMo.clear();
+            direction.taggedOpen = false;
+            Direction peer = peerOf(direction);
+            if (peer != null) {
+                peer.reads.clear();
+            }
         }
 
         // ---- MPA connection setup -------------------------------------------------------------
@@ -347,6 +371,9 @@ public final class CaptureChecker {
             Direction peer = peerOf(direction);
             ReadRequest read = peer == null ? null : peer.reads.peekFirst();
             if (read == null) {
+                if (peer != null && peer.joinedLate) {
+                    return; // its Read Request may be in what the capture missed
+                }
                 report(Rule.RDMAP_READ_RESPONSE, direction, frame, "a Read Response arrives with no Read Request "
                         + "outstanding.");
                 return;
@@ -387,7 +414,9 @@ public final class CaptureChecker {
                         + ") ended with a Last segment.");
                 continuing = false;
             }
-            if (!continuing) {
+            // The first message seen on a queue of a direction that joined late cannot be judged.
+            boolean judged = expectedMsn != null || !direction.joinedLate;
+            if (!continuing && judged) {
                 long due = expectedMsn == null ? 1 : expectedMsn;
                 if (msn != due) {
                     // RFC 5041 section 5.3: MSN starts at 1 and counts every message on the queue.
@@ -398,7 +427,7 @@ public final class CaptureChecker {
                     report(Rule.DDP_MO, direction, frame, "the first segment of message " + msn + " on queue " + qn
                             + " has MO " + mo + ", not 0.");
                 }
-            } else if (mo != expectedMo) {
+            } else if (continuing && mo != expectedMo) {
                 report(Rule.DDP_MO, direction, frame, "a segment of message " + msn + " on queue " + qn + " has MO "
                         + mo + " where the previous segment ended at " + expectedMo + ".");
             }

@@ -32,6 +32,7 @@ public final class DecodedPdu {
     private TerminateError terminateError;
     private byte[] octets = new byte[0];
     private byte[] pad = new byte[0];
+    private boolean resynchronised;
 
     DecodedPdu(int frameNumber, int conversation, String source, String destination, Kind kind) {
         this.frameNumber = frameNumber;
@@ -39,6 +40,18 @@ public final class DecodedPdu {
         this.source = source;
         this.destination = destination;
         this.kind = kind;
+    }
+
+    /**
+     * {@code true} for the first FPDU decoded after a gap in the capture: what its direction sent
+     * before it is partly unknown (MSNs, message offsets, Read Requests may be missing).
+     */
+    public boolean resynchronised() {
+        return resynchronised;
+    }
+
+    void resynchronised(boolean resynchronised) {
+        this.resynchronised = resynchronised;
     }
 
     public int frameNumber() {
