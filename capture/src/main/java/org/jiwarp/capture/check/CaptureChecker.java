@@ -36,6 +36,10 @@ public final class CaptureChecker {
     public static final String SIW_TERMINATE_QUIRK = "Linux siw 6.1 writes the Terminate control bitfields "
             + "little-endian (layer and error type nibbles swapped, HdrCt in the low bits)";
 
+    /** Early implementations' markers, named wherever markers are found only off RFC 5044's grid. */
+    public static final String DRIFTING_MARKER_QUIRK = "early iWARP implementations put markers on a grid that drifts "
+            + "with every FPDU, or write FPDUPTR little-endian";
+
     private CaptureChecker() {
     }
 
@@ -293,6 +297,10 @@ public final class CaptureChecker {
                 report(Rule.MPA_CRC, direction, frame, "an FPDU's CRC-32C does not match its contents.");
             }
             for (String problem : pdu.problems()) {
+                if (problem.startsWith("marker placed")) {
+                    report(Rule.MPA_MARKERS, direction, frame, "markers are not where RFC 5044 puts them: the sender "
+                            + "follows a grid of its own (every marker still points at its FPDU).", DRIFTING_MARKER_QUIRK);
+                }
                 if (problem.startsWith("marker FPDUPTR")) {
                     report(Rule.MPA_MARKERS, direction, frame, "a marker's FPDUPTR does not point at the start of "
                             + "its FPDU.");

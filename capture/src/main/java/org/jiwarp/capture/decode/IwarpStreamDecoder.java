@@ -100,32 +100,64 @@ public final class IwarpStreamDecoder {
 
     /**
      * A conversation whose capture began after the MPA negotiation (or inside an FPDU): each
-     * direction is searched for the first FPDU boundary a chain of plausible FPDUs confirms, and
-     * decoded from there, with the skipped octets reported. Without markers only.
+     * direction is searched first for a marker that points at an FPDU (markers located by their
+     * content, which also finds a sender's grid that is not RFC 5044's), then for the first FPDU
+     * boundary a chain of plausible FPDUs confirms, and decoded from there, with the skipped octets
+     * reported.
      */
     private static boolean decodeMidConnection(int index, String client, String server, CapturedStream forward,
             CapturedStream backward, List<DecodedPdu> pdus, List<String> notes) {
-        FpduBoundarySearch.Boundary there = firstBoundary(forward);
-        FpduBoundarySearch.Boundary back = firstBoundary(backward);
-        if (there == null && back == null) {
+        List<CapturedStream> streams = List.of(forward, backward);
+        ContentMarkers.Located[] located = new ContentMarkers.Located[2];
+        FpduBoundarySearch.Boundary[] plain = new FpduBoundarySearch.Boundary[2];
+        boolean any = false;
+        boolean crc = false;
+        for (int i = 0; i < 2; i++) {
+            located[i] = firstMarker(streams.get(i));
+            plain[i] = located[i] == null ? firstBoundary(streams.get(i)) : null;
+            any |= located[i] != null || plain[i] != null;
+            // RFC 5044 section 7.1: CRC is used both ways or neither; a good CRC either way decides.
+            crc |= (located[i] != null && located[i].crc()) || (plain[i] != null && plain[i].crc());
+        }
+        if (!any) {
             notes.add("conversation " + index + " (" + client + " <-> " + server
                     + "): not iWARP: no MPA Request frame at the start of either direction, and no run of FPDUs");
             return false;
         }
-        // RFC 5044 section 7.1: CRC is used both ways or neither; a good CRC either way decides.
-        boolean crc = (there != null && there.crc()) || (back != null && back.crc());
-        for (CapturedStream stream : List.of(forward, backward)) {
-            FpduBoundarySearch.Boundary boundary = stream == forward ? there : back;
-            if (boundary == null) {
+        for (int i = 0; i < 2; i++) {
+            CapturedStream stream = streams.get(i);
+            if (located[i] == null && plain[i] == null) {
                 continue;
             }
+            int offset = located[i] != null ? located[i].offset() : plain[i].offset();
+            String how = located[i] != null ? "a marker pointing at one (markers located by their content)"
+                    : (crc ? "length, header and CRC" : "length and header") + " plausibility";
             notes.add("conversation " + index + " " + stream.source + ": the capture begins mid-connection (no MPA "
-                    + "Request); FPDUs found by " + (crc ? "length, header and CRC" : "length and header") + " plausibility after "
-                    + boundary.offset() + " octet" + (boundary.offset() == 1 ? "" : "s") + " skipped; CRC taken as "
-                    + (crc ? "on" : "off") + ", markers as off");
-            new FpduDecoder(stream, index, crc, false, boundary.offset(), pdus, notes).decodeFrom(boundary.offset());
+                    + "Request); FPDUs found by " + how + " after " + offset + " octet" + (offset == 1 ? "" : "s")
+                    + " skipped; CRC taken as " + (crc ? "on" : "off") + ", markers as "
+                    + (located[i] != null ? "on" : "off"));
+            FpduDecoder decoder = new FpduDecoder(stream, index, crc, located[i] != null, offset, pdus, notes);
+            if (located[i] != null) {
+                decoder.decodeFrom(offset, located[i].markers());
+            } else {
+                decoder.decodeFrom(offset);
+            }
         }
         return true;
+    }
+
+    /** The first FPDU a marker points at, in the first run of {@code stream} that holds one, CRC on or off. */
+    private static ContentMarkers.Located firstMarker(CapturedStream stream) {
+        for (int run = 0; run < stream.runs(); run++) {
+            for (boolean crc : new boolean[] {true, false}) {
+                ContentMarkers.Located located = ContentMarkers.find(stream.bytes, stream.runStart(run),
+                        stream.runEnd(run), crc);
+                if (located != null) {
+                    return located;
+                }
+            }
+        }
+        return null;
     }
 
     /** The first FPDU boundary in the first run of {@code stream} that holds one. */
