@@ -49,9 +49,10 @@ public final class CaptureChecker {
         for (DecodedPdu pdu : decode.pdus()) {
             conversations.computeIfAbsent(pdu.conversation(), c -> new ArrayList<>()).add(pdu);
         }
+        AdvertisedStags stags = AdvertisedStags.of(decode);
         List<Finding> findings = new ArrayList<>();
         for (Map.Entry<Integer, List<DecodedPdu>> conversation : conversations.entrySet()) {
-            findings.addAll(new Connection(conversation.getKey()).check(conversation.getValue()));
+            findings.addAll(new Connection(conversation.getKey(), stags).check(conversation.getValue()));
         }
         findings.sort(Comparator.comparing((Finding f) -> f.frames().get(0)).thenComparing(f -> f.rule().ordinal()));
         return findings;
@@ -101,9 +102,16 @@ public final class CaptureChecker {
         final int index;
         final Map<String, Direction> directions = new LinkedHashMap<>();
         final Map<String, Gathered> gathered = new LinkedHashMap<>();
+        final AdvertisedStags stags;
+        /** The ready-to-receive message the Reply chose in peer-to-peer mode (RFC 6581), as rtrBits, or 0. */
+        int rtr;
+        String initiatorSource;
+        int initiatorFirstFpdu;
+        int responderFirstFpdu;
 
-        Connection(int index) {
+        Connection(int index, AdvertisedStags stags) {
             this.index = index;
+            this.stags = stags;
         }
 
         private static final class Gathered {
@@ -157,6 +165,7 @@ public final class CaptureChecker {
                     if (pdu.resynchronised() || (request == null && !directions.containsKey(pdu.source()))) {
                         joinedLate(direction(pdu));
                     }
+                    readyToReceive(pdu);
                     fpdu(pdu);
                 }
             }
@@ -239,7 +248,52 @@ public final class CaptureChecker {
             } else if (Integer.bitCount(chosen) > 1) {
                 report(Rule.MPA_ENHANCED, responder, reply.frameNumber(), "the Reply chooses "
                         + Integer.bitCount(chosen) + " ready-to-receive messages (" + rtrNames(chosen) + "); it picks one.");
+            } else if (MpaEnhanced.peerToPeer(req, pd)) {
+                rtr = chosen;
+                initiatorSource = request.source();
             }
+        }
+
+        /**
+         * RFC 6581 section 3, peer-to-peer mode: the initiator's first FPDU is the ready-to-receive
+         * message the Reply chose, and the responder sends none before it.
+         */
+        private void readyToReceive(DecodedPdu pdu) {
+            if (rtr == 0) {
+                return;
+            }
+            Direction direction = direction(pdu);
+            if (pdu.source().equals(initiatorSource)) {
+                if (initiatorFirstFpdu == 0) {
+                    initiatorFirstFpdu = pdu.frameNumber();
+                    if (!isRtr(pdu.octets(), rtr)) {
+                        report(Rule.MPA_RTR, direction, pdu.frameNumber(), "the initiator's first FPDU is not the "
+                                + rtrNames(rtr) + " the Reply chose as ready-to-receive message.");
+                    }
+                }
+            } else if (responderFirstFpdu == 0) {
+                responderFirstFpdu = pdu.frameNumber();
+                if (initiatorFirstFpdu == 0) {
+                    report(Rule.MPA_RTR, direction, pdu.frameNumber(), "the responder sends an FPDU before the "
+                            + "initiator's ready-to-receive message.");
+                }
+            }
+        }
+
+        private static boolean isRtr(byte[] octets, int rtr) {
+            if (octets.length < DdpHeaders.TAGGED_HEADER_LENGTH) {
+                return false;
+            }
+            ByteBuf buf = Unpooled.wrappedBuffer(octets);
+            int opcode = RdmapHeaders.opcodeCode(buf, 0);
+            boolean last = DdpHeaders.last(buf, 0);
+            return switch (rtr) {
+                case 1 -> opcode == RdmapOpcode.SEND.code() && last && octets.length == DdpHeaders.UNTAGGED_HEADER_LENGTH;
+                case 2 -> opcode == RdmapOpcode.RDMA_WRITE.code() && last && octets.length == DdpHeaders.TAGGED_HEADER_LENGTH;
+                default -> opcode == RdmapOpcode.RDMA_READ_REQUEST.code()
+                        && octets.length >= DdpHeaders.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH
+                        && ReadRequestHeader.readSize(buf, DdpHeaders.UNTAGGED_HEADER_LENGTH) == 0;
+            };
         }
 
         private static int rtrBits(ByteBuf frame, int pd) {
@@ -373,6 +427,13 @@ public final class CaptureChecker {
             direction.taggedOpen = !last;
             direction.taggedStag = stag;
             direction.taggedNextTo = to + length;
+            if (opcode == RdmapOpcode.RDMA_WRITE) {
+                AdvertisedStags.Advert advert = stags.find(pdu.destination(), stag, frame);
+                if (advert != null && !advert.covers(to, length)) {
+                    report(Rule.DDP_TAGGED_BOUNDS, direction, frame, String.format("a Write of %d octets at TO 0x%x "
+                            + "falls outside the buffer the receiver advertised: %s.", length, to, advert.describe()));
+                }
+            }
             if (opcode != RdmapOpcode.RDMA_READ_RESPONSE) {
                 return;
             }
@@ -455,9 +516,27 @@ public final class CaptureChecker {
                                 opcode.displayName(), RdmapHeaders.invalidateStag(buf, 0)));
                     }
                 }
+                case SEND_WITH_INVALIDATE, SEND_WITH_SE_AND_INVALIDATE -> {
+                    int invalidated = RdmapHeaders.invalidateStag(buf, 0);
+                    List<AdvertisedStags.Advert> adverts = stags.before(pdu.destination(), frame);
+                    if (!adverts.isEmpty() && stags.find(pdu.destination(), invalidated, frame) == null) {
+                        report(Rule.RDMAP_INVALIDATE_STAG, direction, frame, String.format("a %s invalidates STag "
+                                + "0x%08x, which the receiver did not advertise (it advertised %s).",
+                                opcode.displayName(), invalidated, adverts.get(adverts.size() - 1).describe()));
+                    }
+                }
                 case RDMA_READ_REQUEST -> {
                     if (buf.readableBytes() < body + ReadRequestHeader.LENGTH) {
                         return;
+                    }
+                    int sourceStag = ReadRequestHeader.sourceStag(buf, body);
+                    long sourceTo = ReadRequestHeader.sourceTaggedOffset(buf, body);
+                    long size = ReadRequestHeader.readSize(buf, body);
+                    AdvertisedStags.Advert advert = stags.find(pdu.destination(), sourceStag, frame);
+                    if (advert != null && !advert.covers(sourceTo, size)) {
+                        report(Rule.DDP_TAGGED_BOUNDS, direction, frame, String.format("a Read Request for %d octets "
+                                + "at TO 0x%x reaches outside the buffer the responder advertised: %s.", size, sourceTo,
+                                advert.describe()));
                     }
                     direction.reads.addLast(new ReadRequest(frame, ReadRequestHeader.sinkStag(buf, body),
                             ReadRequestHeader.sinkTaggedOffset(buf, body), ReadRequestHeader.readSize(buf, body)));
