@@ -367,6 +367,11 @@ public final class CaptureChecker {
                 }
             }
             byte[] octets = pdu.octets();
+            if (pdu.mulpdu() > 0 && octets.length > pdu.mulpdu()) {
+                // RFC 5044 section 5.2: a ULPDU is at most MULPDU, so that an FPDU fits one TCP segment.
+                report(Rule.MPA_MULPDU, direction, frame, "an FPDU carries a ULPDU of " + octets.length + " octets, more "
+                        + "than the MULPDU of " + pdu.mulpdu() + " that the receiver's MSS allows.");
+            }
             if (octets.length < 2) {
                 return;
             }

@@ -11,6 +11,7 @@ public enum Rule {
     MPA_CRC("mpa-crc", "RFC 5044 section 6"),
     MPA_MARKERS("mpa-markers", "RFC 5044 section 4.3"),
     MPA_PAD("mpa-pad", "RFC 5044 section 4.1"),
+    MPA_MULPDU("mpa-mulpdu", "RFC 5044 section 5.2"),
     DDP_VERSION("ddp-version", "RFC 5041 section 4.1"),
     DDP_RESERVED("ddp-reserved", "RFC 5041 section 4.2"),
     DDP_QUEUE("ddp-queue", "RFC 5041 section 4.3, RFC 5040 section 5"),

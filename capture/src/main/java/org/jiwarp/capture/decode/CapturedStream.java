@@ -28,6 +28,8 @@ final class CapturedStream {
     private final long[] runOffsets;
     private final int[] chunkStarts;
     private final int[] chunkFrames;
+    /** The MSS the receiving end announced in its SYN (RFC 9293 section 3.2), or 0 when not captured. */
+    int receiverMss;
     /** Data the FIN says was sent after the last captured octet. */
     final boolean missingTail;
 

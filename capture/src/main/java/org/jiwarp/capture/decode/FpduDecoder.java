@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.List;
+import org.jiwarp.wire.mpa.Fpdu;
 import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.Markers;
 
@@ -223,6 +224,9 @@ final class FpduDecoder {
         DecodedPdu pdu = new DecodedPdu(stream.frameAt(last), conversation, stream.source, stream.destination,
                 DecodedPdu.Kind.FPDU);
         pdu.put("iwarp_mpa.ulpdulength", WiresharkFormat.dec(frame.ulpduLength));
+        if (stream.receiverMss > 0) {
+            pdu.mulpdu(Fpdu.mulpdu(stream.receiverMss, markers));
+        }
         pdu.octets(frame.ulpdu, frame.pad);
         if (frame.pad.length > 0) {
             pdu.put("iwarp_mpa.pad", WiresharkFormat.bytes(frame.pad));

@@ -53,6 +53,8 @@ public final class IwarpStreamDecoder {
         String server = endpoint(conversation.serverAddress(), conversation.serverPort());
         CapturedStream forward = new CapturedStream(conversation.clientToServer(), client, server);
         CapturedStream backward = new CapturedStream(conversation.serverToClient(), server, client);
+        forward.receiverMss = conversation.serverToClient().mss();
+        backward.receiverMss = conversation.clientToServer().mss();
         CapturedStream initiator;
         CapturedStream responder;
         if (forward.startsWithRequest()) {

@@ -57,6 +57,7 @@ public final class TcpDirection {
     // seen at add() time; TcpConversations decides on new conversations from these
     private long isn = -1;
     private int synFrame;
+    private int mss;
     private int finFrame;
     private int rstFrame;
     private boolean payloadSeen;
@@ -81,6 +82,7 @@ public final class TcpDirection {
         if (segment.syn() && isn < 0) {
             isn = segment.sequence();
             synFrame = segment.frameNumber();
+            mss = segment.mss();
         }
         if (segment.fin() && finFrame == 0) {
             finFrame = segment.frameNumber();
@@ -132,6 +134,11 @@ public final class TcpDirection {
     /** The frame of the first RST sent this way, or 0 when none was captured. */
     public int rstFrame() {
         return rstFrame;
+    }
+
+    /** The MSS option of this direction's SYN: the largest segment its sender will receive; 0 when unknown. */
+    public int mss() {
+        return mss;
     }
 
     /** The initial sequence number from the SYN, or -1 when no SYN was captured. */

@@ -45,9 +45,15 @@ class CaptureCheckerTest {
         final FpduWriter toClient;
 
         Connection(byte[] request, byte[] reply) throws IOException {
+            this(request, reply, 0, 0);
+        }
+
+        /** With MSS options in the SYNs (0: none). */
+        Connection(byte[] request, byte[] reply, int clientMss, int serverMss) throws IOException {
             writer = new PcapWriter(bytes, LinkType.ETHERNET, true);
             tcp = new SyntheticTcpCapture(writer, new InetSocketAddress(InetAddress.getByName("10.1.0.1"), 5000),
                     new InetSocketAddress(InetAddress.getByName("10.1.0.2"), 6000), 77, 1000);
+            tcp.announceMss(clientMss, serverMss);
             tcp.handshake();
             tcp.clientSends(request);
             tcp.serverSends(reply);
@@ -371,6 +377,19 @@ class CaptureCheckerTest {
         Finding finding = only(Rule.RDMAP_INVALIDATE_STAG, new Connection().cleanExchange()
                 .server(pingpongDest(2, 0x77, 0x5000)).client(sendWithInvalidate(2, 0x88)));
         assertTrue(finding.sentence().contains("0x00000088") && finding.sentence().contains("perftest"),
+                finding.sentence());
+    }
+
+    @Test
+    void mpaMulpdu() throws IOException {
+        // The server announces an MSS of 536: the client's ULPDUs are at most 536 - 6 = 530 octets.
+        byte[] request = mpa(false, 0, 1, new byte[0]);
+        byte[] reply = mpa(true, 0, 1, new byte[0]);
+        assertEquals(List.of(), new Connection(request, reply, 1460, 536).cleanExchange()
+                .client(send(2, "x".repeat(530 - 18))).check());
+        Finding finding = only(Rule.MPA_MULPDU, new Connection(request, reply, 1460, 536).cleanExchange()
+                .client(send(2, "x".repeat(531 - 18))));
+        assertTrue(finding.sentence().contains("531 octets") && finding.sentence().contains("MULPDU of 530"),
                 finding.sentence());
     }
 
