@@ -65,12 +65,7 @@ class MarkerGridTest {
         MarkerStreams stream = MarkerStreams.of(sender, crc, FPDUS, 300, 7);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PcapWriter writer = new PcapWriter(bytes, LinkType.ETHERNET, true);
-        SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer,
-                new InetSocketAddress(InetAddress.getByName("10.4.0.1"), 5000),
-                new InetSocketAddress(InetAddress.getByName("10.4.0.2"), 6000), 1, 2);
-        tcp.handshake();
-        tcp.clientSends(CaptureGapTest.MarkedStream.frame(false, crc ? MpaFrames.CRC_FLAG : 0));
-        tcp.serverSends(CaptureGapTest.MarkedStream.frame(true, MpaFrames.MARKER_FLAG | (crc ? MpaFrames.CRC_FLAG : 0)));
+        SyntheticTcpCapture tcp = negotiated(writer, crc);
         byte[] fpdus = stream.bytes();
         for (int at = 0; at < fpdus.length; at += 1000) {
             tcp.clientSends(Arrays.copyOfRange(fpdus, at, Math.min(fpdus.length, at + 1000)));
@@ -108,7 +103,7 @@ class MarkerGridTest {
         byte[] bytes = stream.bytes();
         for (int cut = 0; cut <= 1100; cut++) {
             int first = firstRecoverable(stream, cut);
-            CaptureDecode decode = decodeFrom(Arrays.copyOfRange(bytes, cut, bytes.length));
+            CaptureDecode decode = MidConnectionTest.decode(Arrays.copyOfRange(bytes, cut, bytes.length));
             String where = sender + " crc=" + crc + " cut at " + cut + ": " + decode.notes();
             assertEquals(expectedMsns(first), msns(decode, sender), where);
             assertTrue(decode.notes().get(0).contains("markers as on"), where);
@@ -125,12 +120,7 @@ class MarkerGridTest {
         int to = 2300;
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PcapWriter writer = new PcapWriter(bytes, LinkType.ETHERNET, true);
-        SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer,
-                new InetSocketAddress(InetAddress.getByName("10.4.0.1"), 5000),
-                new InetSocketAddress(InetAddress.getByName("10.4.0.2"), 6000), 1, 2);
-        tcp.handshake();
-        tcp.clientSends(CaptureGapTest.MarkedStream.frame(false, crc ? MpaFrames.CRC_FLAG : 0));
-        tcp.serverSends(CaptureGapTest.MarkedStream.frame(true, MpaFrames.MARKER_FLAG | (crc ? MpaFrames.CRC_FLAG : 0)));
+        SyntheticTcpCapture tcp = negotiated(writer, crc);
         long base = tcp.clientNextSequence();
         tcp.writeSegment(true, base, tcp.serverNextSequence(), 0x18, fpdus, 0, from);
         tcp.writeSegment(true, base + to, tcp.serverNextSequence(), 0x18, fpdus, to, fpdus.length - to);
@@ -148,6 +138,17 @@ class MarkerGridTest {
         assertTrue(decode.notes().stream().anyMatch(n -> n.contains("found by a marker pointing at it")),
                 decode.notes().toString());
         assertEquals(List.of(), CaptureChecker.check(decode).stream().filter(f -> f.rule() != Rule.MPA_MARKERS).toList());
+    }
+
+    /** A connection whose MPA negotiation asks for markers toward the server, and CRC when {@code crc}. */
+    private static SyntheticTcpCapture negotiated(PcapWriter writer, boolean crc) throws IOException {
+        SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer,
+                new InetSocketAddress(InetAddress.getByName("10.4.0.1"), 5000),
+                new InetSocketAddress(InetAddress.getByName("10.4.0.2"), 6000), 1, 2);
+        tcp.handshake();
+        tcp.clientSends(CaptureGapTest.MarkedStream.frame(false, crc ? MpaFrames.CRC_FLAG : 0));
+        tcp.serverSends(CaptureGapTest.MarkedStream.frame(true, MpaFrames.MARKER_FLAG | (crc ? MpaFrames.CRC_FLAG : 0)));
+        return tcp;
     }
 
     /**
@@ -208,19 +209,5 @@ class MarkerGridTest {
             ulpdu[filled++] = bytes[at++];
         }
         return ulpdu;
-    }
-
-    private static CaptureDecode decodeFrom(byte[] clientBytes) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        PcapWriter writer = new PcapWriter(out, LinkType.ETHERNET, true);
-        try (SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer,
-                new InetSocketAddress(InetAddress.getByName("10.4.0.1"), 5000),
-                new InetSocketAddress(InetAddress.getByName("10.4.0.2"), 6000), 1000, 2000)) {
-            for (int at = 0; at < clientBytes.length; at += 300) {
-                tcp.clientSends(Arrays.copyOfRange(clientBytes, at, Math.min(clientBytes.length, at + 300)));
-            }
-        }
-        writer.close();
-        return IwarpStreamDecoder.decode(PcapFile.read(out.toByteArray()));
     }
 }

@@ -77,7 +77,8 @@ class MidConnectionTest {
         }
     }
 
-    private static CaptureDecode decode(byte[] clientBytes) throws IOException {
+    /** A capture of {@code clientBytes} sent without handshake, in segments of 300 octets. */
+    static CaptureDecode decode(byte[] clientBytes) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         PcapWriter writer = new PcapWriter(out, LinkType.ETHERNET, true);
         try (SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer,
