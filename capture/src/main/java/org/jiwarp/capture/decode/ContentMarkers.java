@@ -28,6 +28,8 @@ final class ContentMarkers {
 
     /** How far from its predicted place a marker is looked for. */
     static final int WINDOW = 128;
+    /** The largest drift per FPDU, either way, that a sender's grid is believed to have. */
+    static final int MAX_DRIFT = 16;
 
     /** Where the next marker is predicted: the last marker found (or the grid's first point, minus 512). */
     private long lastMarker;
@@ -56,6 +58,11 @@ final class ContentMarkers {
         this.littleEndian = littleEndian;
     }
 
+    /** Markers lie about 512 octets apart whatever the sender's quirk: none comes much sooner. */
+    private long earliest() {
+        return lastMarker + Markers.INTERVAL - MAX_DRIFT;
+    }
+
     /** The predicted place of the next marker. */
     private long predicted() {
         return lastMarker + Markers.INTERVAL + (long) driftPerFpdu * fpdusSinceMarker;
@@ -74,7 +81,7 @@ final class ContentMarkers {
         int littleBefore = littleEndianPointers;
         List<long[]> found = new ArrayList<>(2);
         int header = start;
-        if (start + Markers.LENGTH <= end && word(bytes, start) == 0) {
+        if (start + Markers.LENGTH <= end && word(bytes, start) == 0 && start >= earliest()) {
             // RFC 5044 section 4.3: a marker just before an FPDU has FPDUPTR 0; no ULPDU_LENGTH is 0.
             found.add(new long[] {start, 0, 0});
             header += Markers.LENGTH;
@@ -99,7 +106,8 @@ final class ContentMarkers {
                 markerMissing = true; // the sender's grid put a marker here, and none points at this FPDU
                 return null;
             }
-            int order = (i - header) % 4 == 0 && i >= expected - WINDOW && i > header ? markerAt(bytes, i, end, i - header) : 0;
+            int order = (i - header) % 4 == 0 && i >= Math.max(expected - WINDOW, earliest()) && i > header
+                    ? markerAt(bytes, i, end, i - header) : 0;
             if (order != 0) {
                 found.add(new long[] {i, i - header, order});
                 learn(i);
@@ -160,7 +168,7 @@ final class ContentMarkers {
     private void learn(long at) {
         long deviation = at - predicted();
         if (deviation != 0 && fpdusSinceMarker > 0) {
-            driftPerFpdu += (int) (deviation / fpdusSinceMarker);
+            driftPerFpdu = (int) Math.max(-MAX_DRIFT, Math.min(MAX_DRIFT, driftPerFpdu + deviation / fpdusSinceMarker));
         }
         long offRfc = Math.floorMod(at - rfcOrigin, (long) Markers.INTERVAL);
         offRfc = Math.min(offRfc, Markers.INTERVAL - offRfc);
@@ -245,7 +253,23 @@ final class ContentMarkers {
     }
 
     /** A boundary found by a marker, and the reader that follows the sender's grid from it. */
-    record Located(int offset, ContentMarkers markers, boolean crc) {
+    record Located(int offset, long firstMarker, boolean littleEndian, boolean crc) {
+
+        /** A fresh reader on the sender's grid, for reading from {@link #offset}. */
+        ContentMarkers markers() {
+            return new ContentMarkers(firstMarker, littleEndian);
+        }
+
+        /** How far into {@code bytes} FPDUs read on this grid go, plausible and with good CRCs where on. */
+        int reach(byte[] bytes, int to) {
+            ContentMarkers reader = markers();
+            int at = offset;
+            for (FpduReader.Frame frame; (frame = reader.read(bytes, at, to)) != null
+                    && FpduBoundarySearch.plausible(frame.ulpdu) && (!crc || frame.crcGood()); ) {
+                at += frame.wireLength;
+            }
+            return at;
+        }
     }
 
     private static Located chain(byte[] bytes, int start, int marker, boolean littleEndian, int to, boolean crc) {
@@ -253,7 +277,10 @@ final class ContentMarkers {
         int at = start;
         int n = 0;
         boolean tail = false;
-        while (n < 4) {
+        // Without a CRC, two markers a grid apart must point at their FPDUs: a payload word that
+        // happens to point back at a real FPDU header is not rare (rping's sizes, say).
+        int markersNeeded = crc ? 1 : 2;
+        while (n < 16 && !(n >= 2 && probe.markersFound >= markersNeeded)) {
             FpduReader.Frame frame = probe.read(bytes, at, to);
             if (frame == null) {
                 tail = !probe.markerMissing;
@@ -265,7 +292,7 @@ final class ContentMarkers {
             at += frame.wireLength;
             n++;
         }
-        boolean believable = probe.markersFound > 0 && (crc ? n >= 2 || (n == 1 && tail) : n >= 3 || (n >= 2 && tail));
-        return believable ? new Located(start, new ContentMarkers(marker, littleEndian), crc) : null;
+        boolean believable = probe.markersFound >= markersNeeded && (n >= 2 || (crc && n == 1 && tail));
+        return believable ? new Located(start, marker, littleEndian, crc) : null;
     }
 }

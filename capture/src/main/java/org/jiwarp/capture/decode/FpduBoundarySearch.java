@@ -117,6 +117,19 @@ final class FpduBoundarySearch {
         return believable ? new Boundary(offset, crc, checkedMarkers, n) : null;
     }
 
+    /** How far into {@code bytes[from, to)} unmarked FPDUs read from {@code from}, plausible and with good CRCs where on. */
+    static int reach(byte[] bytes, int from, int to, boolean crc) {
+        ByteBuf buf = Unpooled.wrappedBuffer(bytes, 0, to);
+        buf.readerIndex(from);
+        FpduReader reader = new FpduReader(false);
+        int at = from;
+        for (FpduReader.Frame frame; (frame = reader.read(buf)) != null && plausible(frame.ulpdu)
+                && (!crc || frame.crcGood()); ) {
+            at += frame.wireLength;
+        }
+        return at;
+    }
+
     /** A cheap look at the length field and the DDP control byte before reading a whole chain. */
     private static boolean quickCheck(ByteBuf buf, int offset, int to, boolean markerFirst) {
         int header = offset + (markerFirst ? Markers.LENGTH : 0);

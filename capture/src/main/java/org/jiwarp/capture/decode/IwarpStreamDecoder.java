@@ -115,8 +115,22 @@ public final class IwarpStreamDecoder {
         boolean any = false;
         boolean crc = false;
         for (int i = 0; i < 2; i++) {
-            located[i] = firstMarker(streams.get(i));
-            plain[i] = located[i] == null ? firstBoundary(streams.get(i)) : null;
+            CapturedStream stream = streams.get(i);
+            located[i] = firstMarker(stream);
+            plain[i] = firstBoundary(stream);
+            if (located[i] != null && plain[i] != null) {
+                // Payload words can pass for markers (periodic data, small integers): take markers
+                // as on only when reading with them explains more of the stream than without.
+                int end = stream.runEnd(stream.runOf(located[i].offset()));
+                int withMarkers = located[i].reach(stream.bytes, end);
+                int without = plain[i].offset() < end
+                        ? FpduBoundarySearch.reach(stream.bytes, plain[i].offset(), end, plain[i].crc()) : -1;
+                if (without >= withMarkers) {
+                    located[i] = null;
+                } else {
+                    plain[i] = null;
+                }
+            }
             any |= located[i] != null || plain[i] != null;
             // RFC 5044 section 7.1: CRC is used both ways or neither; a good CRC either way decides.
             crc |= (located[i] != null && located[i].crc()) || (plain[i] != null && plain[i].crc());
