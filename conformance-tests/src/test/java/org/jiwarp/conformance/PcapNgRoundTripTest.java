@@ -118,7 +118,8 @@ class PcapNgRoundTripTest {
         return tshark;
     }
 
-    private static List<Path> captures() throws IOException {
+    /** Every capture in {@code pcap-samples/} and in the folders of {@code $JIWARP_EXTERNAL_PCAPS}. */
+    static List<Path> captures() throws IOException {
         List<Path> captures = new ArrayList<>(ExternalPcaps.pcaps(SAMPLES));
         Path external = Prerequisites.externalPcaps();
         try (Stream<Path> folders = Files.list(external)) {

@@ -36,6 +36,10 @@ public final class CaptureChecker {
     public static final String SIW_TERMINATE_QUIRK = "Linux siw 6.1 writes the Terminate control bitfields "
             + "little-endian (layer and error type nibbles swapped, HdrCt in the low bits)";
 
+    /** Early implementations' markers, named wherever markers are found only off RFC 5044's grid. */
+    public static final String DRIFTING_MARKER_QUIRK = "early iWARP implementations put markers on a grid that drifts "
+            + "with every FPDU, or write FPDUPTR little-endian";
+
     private CaptureChecker() {
     }
 
@@ -45,9 +49,10 @@ public final class CaptureChecker {
         for (DecodedPdu pdu : decode.pdus()) {
             conversations.computeIfAbsent(pdu.conversation(), c -> new ArrayList<>()).add(pdu);
         }
+        AdvertisedStags stags = AdvertisedStags.of(decode);
         List<Finding> findings = new ArrayList<>();
         for (Map.Entry<Integer, List<DecodedPdu>> conversation : conversations.entrySet()) {
-            findings.addAll(new Connection(conversation.getKey()).check(conversation.getValue()));
+            findings.addAll(new Connection(conversation.getKey(), stags).check(conversation.getValue()));
         }
         findings.sort(Comparator.comparing((Finding f) -> f.frames().get(0)).thenComparing(f -> f.rule().ordinal()));
         return findings;
@@ -79,6 +84,11 @@ public final class CaptureChecker {
         int terminateFrame;
         /** The IRD this side advertised (RFC 6581), or -1. */
         int ird = -1;
+        /**
+         * What this direction sent before the capture saw it is unknown (the capture began after
+         * the MPA negotiation, or lost octets of it): MSNs, MOs and Read Requests may be missing.
+         */
+        boolean joinedLate;
         boolean taggedOpen;
         int taggedStag;
         long taggedNextTo;
@@ -92,9 +102,16 @@ public final class CaptureChecker {
         final int index;
         final Map<String, Direction> directions = new LinkedHashMap<>();
         final Map<String, Gathered> gathered = new LinkedHashMap<>();
+        final AdvertisedStags stags;
+        /** The ready-to-receive message the Reply chose in peer-to-peer mode (RFC 6581), as rtrBits, or 0. */
+        int rtr;
+        String initiatorSource;
+        int initiatorFirstFpdu;
+        int responderFirstFpdu;
 
-        Connection(int index) {
+        Connection(int index, AdvertisedStags stags) {
             this.index = index;
+            this.stags = stags;
         }
 
         private static final class Gathered {
@@ -145,6 +162,10 @@ public final class CaptureChecker {
             }
             for (DecodedPdu pdu : pdus) {
                 if (pdu.kind() == DecodedPdu.Kind.FPDU) {
+                    if (pdu.resynchronised() || (request == null && !directions.containsKey(pdu.source()))) {
+                        joinedLate(direction(pdu));
+                    }
+                    readyToReceive(pdu);
                     fpdu(pdu);
                 }
             }
@@ -156,6 +177,22 @@ public final class CaptureChecker {
                 findings.add(new Finding(g.rule, List.copyOf(g.frames), index, g.direction, sentence, g.quirk));
             }
             return findings;
+        }
+
+        /**
+         * Forgets what {@code direction} was expected to send next: the octets before its next PDU
+         * are not in the capture. Read Responses it owed may have been among them, so the peer's
+         * outstanding Read Requests are dropped too.
+         */
+        private void joinedLate(Direction direction) {
+            direction.joinedLate = true;
+            direction.nextMsn.clear();
+            direction.nextMo.clear();
+            direction.taggedOpen = false;
+            Direction peer = peerOf(direction);
+            if (peer != null) {
+                peer.reads.clear();
+            }
         }
 
         // ---- MPA connection setup -------------------------------------------------------------
@@ -211,7 +248,52 @@ public final class CaptureChecker {
             } else if (Integer.bitCount(chosen) > 1) {
                 report(Rule.MPA_ENHANCED, responder, reply.frameNumber(), "the Reply chooses "
                         + Integer.bitCount(chosen) + " ready-to-receive messages (" + rtrNames(chosen) + "); it picks one.");
+            } else if (MpaEnhanced.peerToPeer(req, pd)) {
+                rtr = chosen;
+                initiatorSource = request.source();
             }
+        }
+
+        /**
+         * RFC 6581 section 3, peer-to-peer mode: the initiator's first FPDU is the ready-to-receive
+         * message the Reply chose, and the responder sends none before it.
+         */
+        private void readyToReceive(DecodedPdu pdu) {
+            if (rtr == 0) {
+                return;
+            }
+            Direction direction = direction(pdu);
+            if (pdu.source().equals(initiatorSource)) {
+                if (initiatorFirstFpdu == 0) {
+                    initiatorFirstFpdu = pdu.frameNumber();
+                    if (!isRtr(pdu.octets(), rtr)) {
+                        report(Rule.MPA_RTR, direction, pdu.frameNumber(), "the initiator's first FPDU is not the "
+                                + rtrNames(rtr) + " the Reply chose as ready-to-receive message.");
+                    }
+                }
+            } else if (responderFirstFpdu == 0) {
+                responderFirstFpdu = pdu.frameNumber();
+                if (initiatorFirstFpdu == 0) {
+                    report(Rule.MPA_RTR, direction, pdu.frameNumber(), "the responder sends an FPDU before the "
+                            + "initiator's ready-to-receive message.");
+                }
+            }
+        }
+
+        private static boolean isRtr(byte[] octets, int rtr) {
+            if (octets.length < DdpHeaders.TAGGED_HEADER_LENGTH) {
+                return false;
+            }
+            ByteBuf buf = Unpooled.wrappedBuffer(octets);
+            int opcode = RdmapHeaders.opcodeCode(buf, 0);
+            boolean last = DdpHeaders.last(buf, 0);
+            return switch (rtr) {
+                case 1 -> opcode == RdmapOpcode.SEND.code() && last && octets.length == DdpHeaders.UNTAGGED_HEADER_LENGTH;
+                case 2 -> opcode == RdmapOpcode.RDMA_WRITE.code() && last && octets.length == DdpHeaders.TAGGED_HEADER_LENGTH;
+                default -> opcode == RdmapOpcode.RDMA_READ_REQUEST.code()
+                        && octets.length >= DdpHeaders.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH
+                        && ReadRequestHeader.readSize(buf, DdpHeaders.UNTAGGED_HEADER_LENGTH) == 0;
+            };
         }
 
         private static int rtrBits(ByteBuf frame, int pd) {
@@ -269,6 +351,10 @@ public final class CaptureChecker {
                 report(Rule.MPA_CRC, direction, frame, "an FPDU's CRC-32C does not match its contents.");
             }
             for (String problem : pdu.problems()) {
+                if (problem.startsWith("marker placed")) {
+                    report(Rule.MPA_MARKERS, direction, frame, "markers are not where RFC 5044 puts them: the sender "
+                            + "follows a grid of its own (every marker still points at its FPDU).", DRIFTING_MARKER_QUIRK);
+                }
                 if (problem.startsWith("marker FPDUPTR")) {
                     report(Rule.MPA_MARKERS, direction, frame, "a marker's FPDUPTR does not point at the start of "
                             + "its FPDU.");
@@ -281,6 +367,11 @@ public final class CaptureChecker {
                 }
             }
             byte[] octets = pdu.octets();
+            if (pdu.mulpdu() > 0 && octets.length > pdu.mulpdu()) {
+                // RFC 5044 section 5.2: a ULPDU is at most MULPDU, so that an FPDU fits one TCP segment.
+                report(Rule.MPA_MULPDU, direction, frame, "an FPDU carries a ULPDU of " + octets.length + " octets, more "
+                        + "than the MULPDU of " + pdu.mulpdu() + " that the receiver's MSS allows.");
+            }
             if (octets.length < 2) {
                 return;
             }
@@ -341,12 +432,22 @@ public final class CaptureChecker {
             direction.taggedOpen = !last;
             direction.taggedStag = stag;
             direction.taggedNextTo = to + length;
+            if (opcode == RdmapOpcode.RDMA_WRITE) {
+                AdvertisedStags.Advert advert = stags.find(pdu.destination(), stag, frame);
+                if (advert != null && !advert.covers(to, length)) {
+                    report(Rule.DDP_TAGGED_BOUNDS, direction, frame, String.format("a Write of %d octets at TO 0x%x "
+                            + "falls outside the buffer the receiver advertised: %s.", length, to, advert.describe()));
+                }
+            }
             if (opcode != RdmapOpcode.RDMA_READ_RESPONSE) {
                 return;
             }
             Direction peer = peerOf(direction);
             ReadRequest read = peer == null ? null : peer.reads.peekFirst();
             if (read == null) {
+                if (peer != null && peer.joinedLate) {
+                    return; // its Read Request may be in what the capture missed
+                }
                 report(Rule.RDMAP_READ_RESPONSE, direction, frame, "a Read Response arrives with no Read Request "
                         + "outstanding.");
                 return;
@@ -387,7 +488,9 @@ public final class CaptureChecker {
                         + ") ended with a Last segment.");
                 continuing = false;
             }
-            if (!continuing) {
+            // The first message seen on a queue of a direction that joined late cannot be judged.
+            boolean judged = expectedMsn != null || !direction.joinedLate;
+            if (!continuing && judged) {
                 long due = expectedMsn == null ? 1 : expectedMsn;
                 if (msn != due) {
                     // RFC 5041 section 5.3: MSN starts at 1 and counts every message on the queue.
@@ -398,7 +501,7 @@ public final class CaptureChecker {
                     report(Rule.DDP_MO, direction, frame, "the first segment of message " + msn + " on queue " + qn
                             + " has MO " + mo + ", not 0.");
                 }
-            } else if (mo != expectedMo) {
+            } else if (continuing && mo != expectedMo) {
                 report(Rule.DDP_MO, direction, frame, "a segment of message " + msn + " on queue " + qn + " has MO "
                         + mo + " where the previous segment ended at " + expectedMo + ".");
             }
@@ -418,9 +521,27 @@ public final class CaptureChecker {
                                 opcode.displayName(), RdmapHeaders.invalidateStag(buf, 0)));
                     }
                 }
+                case SEND_WITH_INVALIDATE, SEND_WITH_SE_AND_INVALIDATE -> {
+                    int invalidated = RdmapHeaders.invalidateStag(buf, 0);
+                    List<AdvertisedStags.Advert> adverts = stags.before(pdu.destination(), frame);
+                    if (!adverts.isEmpty() && stags.find(pdu.destination(), invalidated, frame) == null) {
+                        report(Rule.RDMAP_INVALIDATE_STAG, direction, frame, String.format("a %s invalidates STag "
+                                + "0x%08x, which the receiver did not advertise (it advertised %s).",
+                                opcode.displayName(), invalidated, adverts.get(adverts.size() - 1).describe()));
+                    }
+                }
                 case RDMA_READ_REQUEST -> {
                     if (buf.readableBytes() < body + ReadRequestHeader.LENGTH) {
                         return;
+                    }
+                    int sourceStag = ReadRequestHeader.sourceStag(buf, body);
+                    long sourceTo = ReadRequestHeader.sourceTaggedOffset(buf, body);
+                    long size = ReadRequestHeader.readSize(buf, body);
+                    AdvertisedStags.Advert advert = stags.find(pdu.destination(), sourceStag, frame);
+                    if (advert != null && !advert.covers(sourceTo, size)) {
+                        report(Rule.DDP_TAGGED_BOUNDS, direction, frame, String.format("a Read Request for %d octets "
+                                + "at TO 0x%x reaches outside the buffer the responder advertised: %s.", size, sourceTo,
+                                advert.describe()));
                     }
                     direction.reads.addLast(new ReadRequest(frame, ReadRequestHeader.sinkStag(buf, body),
                             ReadRequestHeader.sinkTaggedOffset(buf, body), ReadRequestHeader.readSize(buf, body)));

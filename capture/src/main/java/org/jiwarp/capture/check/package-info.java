@@ -6,17 +6,21 @@
  * <ul>
  *   <li>MPA connection setup: revisions, reserved bits, private data length, CRC and markers per
  *       direction (RFC 5044 section 7.1); the enhanced setup's IRD/ORD and ready-to-receive
- *       choice (RFC 6581 section 3).</li>
+ *       choice (RFC 6581 section 3); in peer-to-peer mode the ready-to-receive message first
+ *       (RFC 6581 section 3); ULPDUs within the MULPDU of the receiver's MSS (RFC 5044 section
+ *       5.2).</li>
  *   <li>FPDUs: CRC (RFC 5044 section 6), markers (section 4.3), pad (section 4.1).</li>
  *   <li>DDP: version, reserved bits, queue numbers, MSN per queue, MO continuity and the Last flag
  *       (RFC 5041 sections 4 and 5).</li>
  *   <li>RDMAP: version and opcode per queue (RFC 5040 section 4), Read Responses against the
  *       outstanding Read Requests (sink STag, TO, length, order) and the negotiated IRD, the
  *       Invalidate STag field, traffic after a Terminate, and well-formed Terminates
- *       (RFC 5040 sections 4.8 and 5.6).</li>
+ *       (RFC 5040 sections 4.8 and 5.6); Writes, Read Requests and Send with Invalidate against
+ *       the STags the capture shows being advertised in rping's and perftest's Sends
+ *       (RFC 5041 section 7.1, RFC 5040 section 5.3).</li>
  * </ul>
  *
  * <p>Known implementation quirks are named as such (Linux siw 6.1's little-endian Terminate
- * bitfields), so that a report on a real device's capture says what it is looking at.
+ * bitfields; early implementations' drifting marker grid and little-endian FPDUPTR), so that a report on a real device's capture says what it is looking at.
  */
 package org.jiwarp.capture.check;

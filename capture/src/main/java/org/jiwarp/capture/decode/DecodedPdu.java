@@ -32,6 +32,8 @@ public final class DecodedPdu {
     private TerminateError terminateError;
     private byte[] octets = new byte[0];
     private byte[] pad = new byte[0];
+    private boolean resynchronised;
+    private int mulpdu = -1;
 
     DecodedPdu(int frameNumber, int conversation, String source, String destination, Kind kind) {
         this.frameNumber = frameNumber;
@@ -39,6 +41,31 @@ public final class DecodedPdu {
         this.source = source;
         this.destination = destination;
         this.kind = kind;
+    }
+
+    /**
+     * {@code true} for the first FPDU decoded after a gap in the capture: what its direction sent
+     * before it is partly unknown (MSNs, message offsets, Read Requests may be missing).
+     */
+    public boolean resynchronised() {
+        return resynchronised;
+    }
+
+    void resynchronised(boolean resynchronised) {
+        this.resynchronised = resynchronised;
+    }
+
+    /**
+     * The MULPDU of the FPDU's direction (RFC 5044 section 5.2) from the MSS the receiver announced
+     * in its SYN, taken as the EMSS (an upper bound: TCP options only lower it), or -1 when the
+     * capture holds no MSS option.
+     */
+    public int mulpdu() {
+        return mulpdu;
+    }
+
+    void mulpdu(int mulpdu) {
+        this.mulpdu = mulpdu;
     }
 
     public int frameNumber() {

@@ -7,7 +7,6 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.MpaEnhanced;
 import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.capture.pcap.PcapFile;
@@ -52,10 +51,12 @@ public final class IwarpStreamDecoder {
             List<String> notes) {
         String client = endpoint(conversation.clientAddress(), conversation.clientPort());
         String server = endpoint(conversation.serverAddress(), conversation.serverPort());
-        Stream forward = new Stream(conversation.clientToServer(), client, server);
-        Stream backward = new Stream(conversation.serverToClient(), server, client);
-        Stream initiator;
-        Stream responder;
+        CapturedStream forward = new CapturedStream(conversation.clientToServer(), client, server);
+        CapturedStream backward = new CapturedStream(conversation.serverToClient(), server, client);
+        forward.receiverMss = conversation.serverToClient().mss();
+        backward.receiverMss = conversation.clientToServer().mss();
+        CapturedStream initiator;
+        CapturedStream responder;
         if (forward.startsWithRequest()) {
             initiator = forward;
             responder = backward;
@@ -66,15 +67,15 @@ public final class IwarpStreamDecoder {
             return decodeMidConnection(conversation.index(), client, server, forward, backward, pdus, notes);
         }
         int index = conversation.index();
-        ByteBuf requestBytes = Unpooled.wrappedBuffer(initiator.bytes);
+        ByteBuf requestBytes = Unpooled.wrappedBuffer(initiator.bytes, 0, initiator.firstRunEnd());
         DecodedPdu request = decodeFrame(initiator, requestBytes, index, DecodedPdu.Kind.MPA_REQUEST);
         pdus.add(request);
         if (request.problems().contains(TRUNCATED_FRAME)) {
             notes.add("conversation " + index + ": the capture ends inside the MPA Request");
             return true;
         }
-        ByteBuf replyBytes = Unpooled.wrappedBuffer(responder.bytes);
-        if (responder.bytes.length < MpaFrames.KEY_LENGTH || !MpaFrames.isReply(replyBytes, 0)) {
+        ByteBuf replyBytes = Unpooled.wrappedBuffer(responder.bytes, 0, responder.firstRunEnd());
+        if (responder.firstRunEnd() < MpaFrames.KEY_LENGTH || !MpaFrames.isReply(replyBytes, 0)) {
             notes.add("conversation " + index + ": MPA Request without an MPA Reply");
             return true;
         }
@@ -92,46 +93,104 @@ public final class IwarpStreamDecoder {
         boolean crc = MpaFrames.crcFlag(requestBytes, 0) || MpaFrames.crcFlag(replyBytes, 0);
         boolean initiatorMarkers = MpaFrames.markerFlag(replyBytes, 0);
         boolean responderMarkers = MpaFrames.markerFlag(requestBytes, 0);
-        readFpdus(initiator, requestBytes, MpaFrames.frameLength(requestBytes, 0), crc, initiatorMarkers, index,
-                pdus, notes);
-        readFpdus(responder, replyBytes, MpaFrames.frameLength(replyBytes, 0), crc, responderMarkers, index,
-                pdus, notes);
+        int requestEnd = MpaFrames.frameLength(requestBytes, 0);
+        int replyEnd = MpaFrames.frameLength(replyBytes, 0);
+        new FpduDecoder(initiator, index, crc, initiatorMarkers, requestEnd, pdus, notes).decodeFrom(requestEnd);
+        new FpduDecoder(responder, index, crc, responderMarkers, replyEnd, pdus, notes).decodeFrom(replyEnd);
         return true;
     }
 
     /**
      * A conversation whose capture began after the MPA negotiation (or inside an FPDU): each
-     * direction is searched for the first FPDU boundary a chain of plausible FPDUs confirms, and
-     * decoded from there, with the skipped octets reported. Without markers only.
+     * direction is searched first for a marker that points at an FPDU (markers located by their
+     * content, which also finds a sender's grid that is not RFC 5044's), then for the first FPDU
+     * boundary a chain of plausible FPDUs confirms, and decoded from there, with the skipped octets
+     * reported.
      */
-    private static boolean decodeMidConnection(int index, String client, String server, Stream forward,
-            Stream backward, List<DecodedPdu> pdus, List<String> notes) {
-        FpduBoundarySearch.Boundary there = FpduBoundarySearch.find(forward.bytes);
-        FpduBoundarySearch.Boundary back = FpduBoundarySearch.find(backward.bytes);
-        if (there == null && back == null) {
+    private static boolean decodeMidConnection(int index, String client, String server, CapturedStream forward,
+            CapturedStream backward, List<DecodedPdu> pdus, List<String> notes) {
+        List<CapturedStream> streams = List.of(forward, backward);
+        ContentMarkers.Located[] located = new ContentMarkers.Located[2];
+        FpduBoundarySearch.Boundary[] plain = new FpduBoundarySearch.Boundary[2];
+        boolean any = false;
+        boolean crc = false;
+        for (int i = 0; i < 2; i++) {
+            CapturedStream stream = streams.get(i);
+            located[i] = firstMarker(stream);
+            plain[i] = firstBoundary(stream);
+            if (located[i] != null && plain[i] != null) {
+                // Payload words can pass for markers (periodic data, small integers): take markers
+                // as on only when reading with them explains more of the stream than without.
+                int end = stream.runEnd(stream.runOf(located[i].offset()));
+                int withMarkers = located[i].reach(stream.bytes, end);
+                int without = plain[i].offset() < end
+                        ? FpduBoundarySearch.reach(stream.bytes, plain[i].offset(), end, plain[i].crc()) : -1;
+                if (without >= withMarkers) {
+                    located[i] = null;
+                } else {
+                    plain[i] = null;
+                }
+            }
+            any |= located[i] != null || plain[i] != null;
+            // RFC 5044 section 7.1: CRC is used both ways or neither; a good CRC either way decides.
+            crc |= (located[i] != null && located[i].crc()) || (plain[i] != null && plain[i].crc());
+        }
+        if (!any) {
             notes.add("conversation " + index + " (" + client + " <-> " + server
                     + "): not iWARP: no MPA Request frame at the start of either direction, and no run of FPDUs");
             return false;
         }
-        // RFC 5044 section 7.1: CRC is used both ways or neither; a good CRC either way decides.
-        boolean crc = (there != null && there.crc()) || (back != null && back.crc());
-        for (Stream stream : List.of(forward, backward)) {
-            FpduBoundarySearch.Boundary boundary = stream == forward ? there : back;
-            if (boundary == null) {
+        for (int i = 0; i < 2; i++) {
+            CapturedStream stream = streams.get(i);
+            if (located[i] == null && plain[i] == null) {
                 continue;
             }
+            int offset = located[i] != null ? located[i].offset() : plain[i].offset();
+            String how = located[i] != null ? "a marker pointing at one (markers located by their content)"
+                    : (crc ? "length, header and CRC" : "length and header") + " plausibility";
             notes.add("conversation " + index + " " + stream.source + ": the capture begins mid-connection (no MPA "
-                    + "Request); FPDUs found by " + (crc ? "length, header and CRC" : "length and header") + " plausibility after "
-                    + boundary.offset() + " octet" + (boundary.offset() == 1 ? "" : "s") + " skipped; CRC taken as "
-                    + (crc ? "on" : "off") + ", markers as off");
-            readFpdus(stream, Unpooled.wrappedBuffer(stream.bytes), boundary.offset(), crc, false, index, pdus, notes);
+                    + "Request); FPDUs found by " + how + " after " + offset + " octet" + (offset == 1 ? "" : "s")
+                    + " skipped; CRC taken as " + (crc ? "on" : "off") + ", markers as "
+                    + (located[i] != null ? "on" : "off"));
+            FpduDecoder decoder = new FpduDecoder(stream, index, crc, located[i] != null, offset, pdus, notes);
+            if (located[i] != null) {
+                decoder.decodeFrom(offset, located[i].markers());
+            } else {
+                decoder.decodeFrom(offset);
+            }
         }
         return true;
     }
 
-    private static final String TRUNCATED_FRAME = "truncated MPA Request/Reply frame";
+    /** The first FPDU a marker points at, in the first run of {@code stream} that holds one, CRC on or off. */
+    private static ContentMarkers.Located firstMarker(CapturedStream stream) {
+        for (int run = 0; run < stream.runs(); run++) {
+            for (boolean crc : new boolean[] {true, false}) {
+                ContentMarkers.Located located = ContentMarkers.find(stream.bytes, stream.runStart(run),
+                        stream.runEnd(run), crc);
+                if (located != null) {
+                    return located;
+                }
+            }
+        }
+        return null;
+    }
 
-    private static DecodedPdu decodeFrame(Stream stream, ByteBuf buf, int conversation, DecodedPdu.Kind kind) {
+    /** The first FPDU boundary in the first run of {@code stream} that holds one. */
+    private static FpduBoundarySearch.Boundary firstBoundary(CapturedStream stream) {
+        for (int run = 0; run < stream.runs(); run++) {
+            FpduBoundarySearch.Boundary boundary = FpduBoundarySearch.find(stream.bytes, stream.runStart(run),
+                    stream.runEnd(run), -1, false, new boolean[] {true, false});
+            if (boundary != null) {
+                return boundary;
+            }
+        }
+        return null;
+    }
+
+    static final String TRUNCATED_FRAME = "truncated MPA Request/Reply frame";
+
+    private static DecodedPdu decodeFrame(CapturedStream stream, ByteBuf buf, int conversation, DecodedPdu.Kind kind) {
         boolean request = kind == DecodedPdu.Kind.MPA_REQUEST;
         int available = buf.readableBytes();
         int end = available >= MpaFrames.HEADER_LENGTH
@@ -201,123 +260,8 @@ public final class IwarpStreamDecoder {
         return pdu;
     }
 
-    private static void readFpdus(Stream stream, ByteBuf buf, int start, boolean crc, boolean markers,
-            int conversation, List<DecodedPdu> pdus, List<String> notes) {
-        buf.readerIndex(start);
-        FpduReader reader = new FpduReader(markers);
-        while (buf.isReadable()) {
-            int fpduStart = buf.readerIndex();
-            FpduReader.Frame frame = reader.read(buf);
-            if (frame == null) {
-                notes.add("conversation " + conversation + " " + stream.source + ": " + buf.readableBytes()
-                        + " octets at the end are not a whole FPDU");
-                break;
-            }
-            int last = fpduStart + frame.wireLength - 1;
-            DecodedPdu pdu = new DecodedPdu(stream.frameAt(last), conversation, stream.source, stream.destination,
-                    DecodedPdu.Kind.FPDU);
-            pdu.put("iwarp_mpa.ulpdulength", WiresharkFormat.dec(frame.ulpduLength));
-            pdu.octets(frame.ulpdu, frame.pad);
-            if (frame.pad.length > 0) {
-                pdu.put("iwarp_mpa.pad", WiresharkFormat.bytes(frame.pad));
-            }
-            // Wireshark shows the four CRC octets as a big-endian number; the CRC itself is little-endian.
-            String crcField = WiresharkFormat.hex32(Integer.reverseBytes(frame.crcField));
-            String verdict = "";
-            if (crc) {
-                pdu.put("iwarp_mpa.crc_check", crcField);
-                pdu.crcGood(frame.crcGood());
-                verdict = frame.crcGood() ? " [Good CRC32]" : " [Bad CRC32]";
-                if (!frame.crcGood()) {
-                    pdu.problem(String.format("bad CRC32: field 0x%08x, computed 0x%08x", frame.crcField,
-                            frame.crcComputed));
-                }
-            } else {
-                pdu.put("iwarp_mpa.crc", crcField);
-            }
-            for (int i = 0; i < frame.markerPointers.length; i++) {
-                pdu.put("iwarp_mpa.marker_res", join(pdu, "iwarp_mpa.marker_res",
-                        WiresharkFormat.hex16(frame.markerReserved[i])));
-                pdu.put("iwarp_mpa.marker_fpduptr", join(pdu, "iwarp_mpa.marker_fpduptr",
-                        WiresharkFormat.dec(frame.markerPointers[i])));
-            }
-            if (!frame.markersValid) {
-                pdu.problem("marker FPDUPTR does not point at this FPDU (RFC 5044 section 4.3)");
-            }
-            String ddp = DdpRdmapFields.decode(frame.ulpdu, pdu);
-            pdu.summary(ddp + " ulpdu=" + frame.ulpduLength + verdict);
-            pdus.add(pdu);
-        }
-        if (stream.gap) {
-            notes.add("conversation " + conversation + " " + stream.source
-                    + ": TCP data missing from the capture; decoded up to the gap");
-        }
-    }
-
-    private static String join(DecodedPdu pdu, String field, String value) {
-        String before = pdu.fields().get(field);
-        return before == null ? value : before + "," + value;
-    }
-
     static String endpoint(InetAddress address, int port) {
         String host = address.getHostAddress();
         return (address instanceof Inet6Address ? "[" + host + "]" : host) + ":" + port;
-    }
-
-    /** One direction's bytes flattened, with the frame that delivered each range. */
-    private static final class Stream {
-        final byte[] bytes;
-        final long[] chunkStarts;
-        final int[] chunkFrames;
-        final String source;
-        final String destination;
-        final boolean gap;
-
-        Stream(TcpDirection direction, String source, String destination) {
-            this.source = source;
-            this.destination = destination;
-            this.gap = direction.hasGap();
-            List<StreamChunk> chunks = direction.chunks();
-            long total = 0;
-            for (StreamChunk chunk : chunks) {
-                total += chunk.data().length;
-            }
-            if (total > Integer.MAX_VALUE - 16) {
-                throw new IllegalArgumentException("stream of " + total + " octets is too long to decode");
-            }
-            bytes = new byte[(int) total];
-            chunkStarts = new long[chunks.size()];
-            chunkFrames = new int[chunks.size()];
-            int at = 0;
-            for (int i = 0; i < chunks.size(); i++) {
-                StreamChunk chunk = chunks.get(i);
-                System.arraycopy(chunk.data(), 0, bytes, at, chunk.data().length);
-                chunkStarts[i] = at;
-                chunkFrames[i] = chunk.frameNumber();
-                at += chunk.data().length;
-            }
-        }
-
-        boolean startsWithRequest() {
-            return bytes.length >= MpaFrames.KEY_LENGTH && MpaFrames.isRequest(Unpooled.wrappedBuffer(bytes), 0);
-        }
-
-        /** The frame that delivered stream octet {@code offset}. */
-        int frameAt(long offset) {
-            int low = 0;
-            int high = chunkStarts.length - 1;
-            if (high < 0) {
-                return 0;
-            }
-            while (low < high) {
-                int mid = (low + high + 1) >>> 1;
-                if (chunkStarts[mid] <= offset) {
-                    low = mid;
-                } else {
-                    high = mid - 1;
-                }
-            }
-            return chunkFrames[low];
-        }
     }
 }

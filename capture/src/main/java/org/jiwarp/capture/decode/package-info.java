@@ -7,5 +7,12 @@
  * field. It reads headers through the same accessors the live stack uses.
  * {@link org.jiwarp.capture.decode.FrameFields} gives the common frame, IP and TCP fields
  * ({@code frame.*}, {@code ip.*}, {@code ipv6.*}, {@code tcp.*}) with tshark's formatting.
+ *
+ * <p>Where a capture misses something it finds its way back: after a gap in a direction's TCP
+ * stream, and in a capture that begins mid-connection, the next FPDU boundary is searched for by
+ * CRC, markers or plausible DDP/RDMAP headers ({@link org.jiwarp.capture.decode.FpduBoundarySearch});
+ * markers are also located by their content ({@link org.jiwarp.capture.decode.ContentMarkers}), so
+ * that a sender whose marker grid is not RFC 5044 section 4.3's (drifting, FPDUPTR little-endian)
+ * still decodes.
  */
 package org.jiwarp.capture.decode;

@@ -284,7 +284,35 @@ public final class PacketParser {
                 source, uint16(frame, offset + TCP_SOURCE_PORT_OFFSET),
                 destination, uint16(frame, offset + TCP_DESTINATION_PORT_OFFSET),
                 uint32(frame, offset + TCP_SEQUENCE_OFFSET), uint32(frame, offset + TCP_ACKNOWLEDGMENT_OFFSET),
-                frame[offset + TCP_FLAGS_OFFSET] & 0xFF, payload);
+                frame[offset + TCP_FLAGS_OFFSET] & 0xFF, payload, mssOption(frame, offset + TCP_MIN_HEADER_LENGTH,
+                        offset + headerLength));
+    }
+
+    /** The value of the MSS option among the TCP options in {@code frame[from, to)}, or 0 (RFC 9293 section 3.2). */
+    private static int mssOption(byte[] frame, int from, int to) {
+        int at = from;
+        while (at < to) {
+            int kind = frame[at] & 0xFF;
+            if (kind == 0) {
+                return 0; // end of option list
+            }
+            if (kind == 1) {
+                at++; // no-operation
+                continue;
+            }
+            if (at + 1 >= to) {
+                return 0;
+            }
+            int length = frame[at + 1] & 0xFF;
+            if (length < 2 || at + length > to) {
+                return 0;
+            }
+            if (kind == TcpSegment.MSS_OPTION_KIND && length == 4) {
+                return uint16(frame, at + 2);
+            }
+            at += length;
+        }
+        return 0;
     }
 
     private static InetAddress ipv4Address(byte[] frame, int offset) {

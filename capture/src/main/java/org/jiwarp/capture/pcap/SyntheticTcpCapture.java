@@ -52,6 +52,7 @@ public final class SyntheticTcpCapture implements Closeable {
     private static final int IPV4_HEADER_LENGTH = 20;
     private static final int IPV6_HEADER_LENGTH = 40;
     private static final int TCP_HEADER_LENGTH = 20;
+    private static final int MSS_OPTION_LENGTH = 4;
     private static final int TTL = 64;
     private static final int WINDOW = 65_535;
     private static final long SEQUENCE_MASK = 0xFFFF_FFFFL;
@@ -69,6 +70,8 @@ public final class SyntheticTcpCapture implements Closeable {
     private int serverIpId = 0x2000;
     private long timestampNanos;
     private boolean started;
+    private int clientMss;
+    private int serverMss;
     private boolean closed;
 
     /**
@@ -123,6 +126,15 @@ public final class SyntheticTcpCapture implements Closeable {
     /** The server's next sequence number (SND.NXT). */
     public long serverNextSequence() {
         return serverNext;
+    }
+
+    /**
+     * Makes the SYNs of {@link #handshake()} carry a Maximum Segment Size option (0: none, the
+     * default).
+     */
+    public void announceMss(int clientMss, int serverMss) {
+        this.clientMss = clientMss;
+        this.serverMss = serverMss;
     }
 
     /**
@@ -205,7 +217,9 @@ public final class SyntheticTcpCapture implements Closeable {
         }
         int linkLength = linkHeaderLength();
         int ipLength = ipv6 ? IPV6_HEADER_LENGTH : IPV4_HEADER_LENGTH;
-        int tcpLength = TCP_HEADER_LENGTH + length;
+        int mss = (flags & TcpSegment.SYN) != 0 ? (fromClient ? clientMss : serverMss) : 0;
+        int tcpHeaderLength = TCP_HEADER_LENGTH + (mss > 0 ? MSS_OPTION_LENGTH : 0);
+        int tcpLength = tcpHeaderLength + length;
         byte[] frame = new byte[linkLength + ipLength + tcpLength];
         byte[] sourceIp = fromClient ? clientIp : serverIp;
         byte[] destinationIp = fromClient ? serverIp : clientIp;
@@ -239,10 +253,16 @@ public final class SyntheticTcpCapture implements Closeable {
         putInt16(frame, tcp + 2, fromClient ? server.getPort() : client.getPort());
         putInt32(frame, tcp + 4, sequence);
         putInt32(frame, tcp + 8, acknowledgment);
-        frame[tcp + 12] = (byte) ((TCP_HEADER_LENGTH / 4) << 4);
+        frame[tcp + 12] = (byte) ((tcpHeaderLength / 4) << 4);
         frame[tcp + 13] = (byte) flags;
         putInt16(frame, tcp + 14, WINDOW);
-        System.arraycopy(payload, offset, frame, tcp + TCP_HEADER_LENGTH, length);
+        if (mss > 0) {
+            // RFC 9293 section 3.2: kind 2, length 4, the maximum segment size
+            frame[tcp + TCP_HEADER_LENGTH] = (byte) TcpSegment.MSS_OPTION_KIND;
+            frame[tcp + TCP_HEADER_LENGTH + 1] = (byte) MSS_OPTION_LENGTH;
+            putInt16(frame, tcp + TCP_HEADER_LENGTH + 2, mss);
+        }
+        System.arraycopy(payload, offset, frame, tcp + tcpHeaderLength, length);
         putInt16(frame, tcp + 16, tcpChecksum(frame, tcp, tcpLength, sourceIp, destinationIp));
 
         writer.write(timestampNanos, frame);

@@ -57,6 +57,7 @@ public final class TcpDirection {
     // seen at add() time; TcpConversations decides on new conversations from these
     private long isn = -1;
     private int synFrame;
+    private int mss;
     private int finFrame;
     private int rstFrame;
     private boolean payloadSeen;
@@ -64,6 +65,7 @@ public final class TcpDirection {
     // results of the last reassembly, valid while !dirty
     private boolean dirty = true;
     private List<StreamChunk> chunks = List.of();
+    private List<StreamChunk> beyondGaps = List.of();
     private long bytes;
     private boolean gap;
     private long baseSequence;
@@ -80,6 +82,7 @@ public final class TcpDirection {
         if (segment.syn() && isn < 0) {
             isn = segment.sequence();
             synFrame = segment.frameNumber();
+            mss = segment.mss();
         }
         if (segment.fin() && finFrame == 0) {
             finFrame = segment.frameNumber();
@@ -133,6 +136,11 @@ public final class TcpDirection {
         return rstFrame;
     }
 
+    /** The MSS option of this direction's SYN: the largest segment its sender will receive; 0 when unknown. */
+    public int mss() {
+        return mss;
+    }
+
     /** The initial sequence number from the SYN, or -1 when no SYN was captured. */
     public long initialSequence() {
         return isn;
@@ -148,6 +156,23 @@ public final class TcpDirection {
     public List<StreamChunk> chunks() {
         reassemble();
         return chunks;
+    }
+
+    /**
+     * Every captured byte of the stream, in stream order and without overlaps: {@link #chunks()}
+     * followed by the data captured beyond the first hole. Where one chunk's end is not the next
+     * chunk's start, the capture missed the octets between them (a lost segment, a capture drop).
+     * A chunk beyond a hole carries the frame of the segment that delivered it.
+     */
+    public List<StreamChunk> capturedChunks() {
+        reassemble();
+        if (beyondGaps.isEmpty()) {
+            return chunks;
+        }
+        List<StreamChunk> all = new ArrayList<>(chunks.size() + beyondGaps.size());
+        all.addAll(chunks);
+        all.addAll(beyondGaps);
+        return Collections.unmodifiableList(all);
     }
 
     /** The number of in-order bytes: the stream offset just past the last chunk. */
@@ -208,12 +233,22 @@ public final class TcpDirection {
         final byte[] data;
         final int offset;
         final int length;
+        final int frameNumber;
 
-        Piece(long start, byte[] data, int offset, int length) {
+        Piece(long start, byte[] data, int offset, int length, int frameNumber) {
             this.start = start;
             this.data = data;
             this.offset = offset;
             this.length = length;
+            this.frameNumber = frameNumber;
+        }
+
+        StreamChunk toChunk(int frame, long from) {
+            int skip = (int) (from - start);
+            int from0 = offset + skip;
+            int n = length - skip;
+            byte[] bytes = from0 == 0 && n == data.length ? data : Arrays.copyOfRange(data, from0, from0 + n);
+            return new StreamChunk(frame, from, bytes);
         }
 
         long end() {
@@ -246,9 +281,14 @@ public final class TcpDirection {
                 continue; // nothing new: a retransmission, or a segment without data
             }
             long from = Math.max(start, next);
-            hold(pending, from, payload, (int) (from - start), (int) (end - from));
+            hold(pending, from, payload, (int) (from - start), (int) (end - from), segment.frameNumber());
             next = release(pending, next, segment.frameNumber(), out);
         }
+        List<StreamChunk> beyond = new ArrayList<>(pending.size());
+        for (Piece piece : pending.values()) {
+            beyond.add(piece.toChunk(piece.frameNumber, piece.start));
+        }
+        this.beyondGaps = Collections.unmodifiableList(beyond);
         this.baseSequence = base;
         this.chunks = Collections.unmodifiableList(out);
         this.bytes = next;
@@ -260,7 +300,8 @@ public final class TcpDirection {
      * Adds {@code [from, from + length)} to the held-back pieces, keeping only the bytes no held
      * piece already covers (the first copy wins).
      */
-    private static void hold(TreeMap<Long, Piece> pending, long from, byte[] data, int offset, int length) {
+    private static void hold(TreeMap<Long, Piece> pending, long from, byte[] data, int offset, int length,
+            int frameNumber) {
         long end = from + length;
         long cursor = from;
         Map.Entry<Long, Piece> floor = pending.floorEntry(from);
@@ -268,7 +309,8 @@ public final class TcpDirection {
         List<Piece> added = new ArrayList<>(2);
         for (Piece held : pending.subMap(scanFrom, true, end, false).values()) {
             if (held.start > cursor) {
-                added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (held.start - cursor)));
+                added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (held.start - cursor),
+                        frameNumber));
             }
             cursor = Math.max(cursor, held.end());
             if (cursor >= end) {
@@ -276,7 +318,7 @@ public final class TcpDirection {
             }
         }
         if (cursor < end) {
-            added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (end - cursor)));
+            added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (end - cursor), frameNumber));
         }
         for (Piece piece : added) {
             pending.put(piece.start, piece);
@@ -290,14 +332,8 @@ public final class TcpDirection {
             if (piece.end() <= next) {
                 continue;
             }
-            int skip = (int) (next - piece.start);
-            int length = piece.length - skip;
-            int from = piece.offset + skip;
-            byte[] data = from == 0 && length == piece.data.length
-                    ? piece.data
-                    : Arrays.copyOfRange(piece.data, from, from + length);
-            out.add(new StreamChunk(frameNumber, next, data));
-            next += length;
+            out.add(piece.toChunk(frameNumber, next));
+            next = piece.end();
         }
         return next;
     }

@@ -29,10 +29,23 @@ import java.util.Objects;
  * @param flags           the control bits of header byte 13 ({@link #FIN} ... {@link #CWR})
  * @param payload         the segment's data, bounded by the IP length and the captured bytes;
  *                        not copied, do not modify
+ * @param mss             the Maximum Segment Size option's value (RFC 9293 section 3.2), or 0 when
+ *                        the segment carries none
  */
 public record TcpSegment(int frameNumber, long timestampNanos, InetAddress source, int sourcePort,
                          InetAddress destination, int destinationPort, long sequence, long acknowledgment,
-                         int flags, byte[] payload) {
+                         int flags, byte[] payload, int mss) {
+
+    /** The option kind of the Maximum Segment Size (RFC 9293 section 3.2). */
+    public static final int MSS_OPTION_KIND = 2;
+
+    /** A segment without an MSS option. */
+    public TcpSegment(int frameNumber, long timestampNanos, InetAddress source, int sourcePort,
+                      InetAddress destination, int destinationPort, long sequence, long acknowledgment,
+                      int flags, byte[] payload) {
+        this(frameNumber, timestampNanos, source, sourcePort, destination, destinationPort, sequence, acknowledgment,
+                flags, payload, 0);
+    }
 
     /** FIN: no more data from sender. */
     public static final int FIN = 0x01;
@@ -102,6 +115,7 @@ public record TcpSegment(int frameNumber, long timestampNanos, InetAddress sourc
                 && sequence == other.sequence
                 && acknowledgment == other.acknowledgment
                 && flags == other.flags
+                && mss == other.mss
                 && Arrays.equals(payload, other.payload);
     }
 

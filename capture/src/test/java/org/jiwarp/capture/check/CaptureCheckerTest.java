@@ -45,9 +45,15 @@ class CaptureCheckerTest {
         final FpduWriter toClient;
 
         Connection(byte[] request, byte[] reply) throws IOException {
+            this(request, reply, 0, 0);
+        }
+
+        /** With MSS options in the SYNs (0: none). */
+        Connection(byte[] request, byte[] reply, int clientMss, int serverMss) throws IOException {
             writer = new PcapWriter(bytes, LinkType.ETHERNET, true);
             tcp = new SyntheticTcpCapture(writer, new InetSocketAddress(InetAddress.getByName("10.1.0.1"), 5000),
                     new InetSocketAddress(InetAddress.getByName("10.1.0.2"), 6000), 77, 1000);
+            tcp.announceMss(clientMss, serverMss);
             tcp.handshake();
             tcp.clientSends(request);
             tcp.serverSends(reply);
@@ -312,6 +318,79 @@ class CaptureCheckerTest {
                 .client(terminate(1, 0x21, 0x01, 0, new byte[0])));
         assertNotNull(finding.quirk());
         assertTrue(finding.toString().contains("Known quirk: Linux siw 6.1"), finding.toString());
+    }
+
+    /** rping's {@code struct rping_rdma_info}: buf, rkey, size, big-endian, in a Send. */
+    static byte[] rpingInfo(long msn, long buf, int rkey, int size) {
+        return untagged(0x41, 0x43, 0, 0, msn, 0, ByteBuffer.allocate(16).putLong(buf).putInt(rkey).putInt(size).array());
+    }
+
+    /** perftest's {@code struct pingpong_dest} with the rkey and vaddr, in a Send. */
+    static byte[] pingpongDest(long msn, int rkey, long vaddr) {
+        return untagged(0x41, 0x43, 0, 0, msn, 0, ByteBuffer.allocate(56).putInt(4, 1).putInt(8, 0x11)
+                .putInt(16, rkey).putLong(24, vaddr).array());
+    }
+
+    static byte[] sendWithInvalidate(long msn, int stag) {
+        return untagged(0x41, 0x44, stag, 0, msn, 0, new byte[4]);
+    }
+
+    private static Connection peerToPeer(int ordRtr) throws IOException {
+        return new Connection(mpa(false, ENHANCED, 2, enhancedWords(4, 4, 0x8000, 0xC000)),
+                mpa(true, ENHANCED, 2, enhancedWords(4, 4, 0, ordRtr)));
+    }
+
+    @Test
+    void mpaRtr() throws IOException {
+        // Peer to peer with a zero-length Write as ready-to-receive: clean when it comes first.
+        assertEquals(List.of(), peerToPeer(0x8000).client(tagged(0, true, 1, 0, "")).cleanExchange().check());
+        assertEquals(List.of(), peerToPeer(0x4000).client(readRequest(1, 1, 0, 0)).client(send(1, "after"))
+                .server(tagged(2, true, 1, 0, "")).check());
+        // The initiator opens with a Send instead.
+        Finding finding = only(Rule.MPA_RTR, peerToPeer(0x8000).cleanExchange());
+        assertTrue(finding.sentence().contains("zero-length Write"), finding.sentence());
+        // The responder speaks first.
+        finding = only(Rule.MPA_RTR, peerToPeer(0x8000).server(send(1, "early")).client(tagged(0, true, 1, 0, "")));
+        assertTrue(finding.sentence().contains("before the initiator's ready-to-receive"), finding.sentence());
+    }
+
+    @Test
+    void ddpTaggedBoundsAgainstAnAdvertisedBuffer() throws IOException {
+        // The server advertises 16 octets at 0x5000 under STag 0x77 as rping does; writes inside are fine.
+        assertEquals(List.of(), new Connection().cleanExchange().server(rpingInfo(2, 0x5000, 0x77, 16))
+                .client(tagged(0, true, 0x77, 0x5008, "12345678")).check());
+        Finding finding = only(Rule.DDP_TAGGED_BOUNDS, new Connection().cleanExchange()
+                .server(rpingInfo(2, 0x5000, 0x77, 16)).client(tagged(0, true, 0x77, 0x500C, "12345678")));
+        assertTrue(finding.sentence().contains("rping"), finding.sentence());
+        // A Read Request for more than the advertised source buffer holds.
+        byte[] body = ByteBuffer.allocate(28).putInt(0x100).putLong(0x1000).putInt(32).putInt(0x77).putLong(0x5000)
+                .array();
+        only(Rule.DDP_TAGGED_BOUNDS, new Connection().cleanExchange().server(rpingInfo(2, 0x5000, 0x77, 16))
+                .client(untagged(0x41, 0x41, 0, 1, 2, 0, body)));
+    }
+
+    @Test
+    void sendWithInvalidateOfAnStagTheReceiverNeverAdvertised() throws IOException {
+        // The server advertised STag 0x77 (perftest's exchange); invalidating it is fine, 0x88 is not.
+        assertEquals(List.of(), new Connection().cleanExchange().server(pingpongDest(2, 0x77, 0x5000))
+                .client(sendWithInvalidate(2, 0x77)).check());
+        Finding finding = only(Rule.RDMAP_INVALIDATE_STAG, new Connection().cleanExchange()
+                .server(pingpongDest(2, 0x77, 0x5000)).client(sendWithInvalidate(2, 0x88)));
+        assertTrue(finding.sentence().contains("0x00000088") && finding.sentence().contains("perftest"),
+                finding.sentence());
+    }
+
+    @Test
+    void mpaMulpdu() throws IOException {
+        // The server announces an MSS of 536: the client's ULPDUs are at most 536 - 6 = 530 octets.
+        byte[] request = mpa(false, 0, 1, new byte[0]);
+        byte[] reply = mpa(true, 0, 1, new byte[0]);
+        assertEquals(List.of(), new Connection(request, reply, 1460, 536).cleanExchange()
+                .client(send(2, "x".repeat(530 - 18))).check());
+        Finding finding = only(Rule.MPA_MULPDU, new Connection(request, reply, 1460, 536).cleanExchange()
+                .client(send(2, "x".repeat(531 - 18))));
+        assertTrue(finding.sentence().contains("531 octets") && finding.sentence().contains("MULPDU of 530"),
+                finding.sentence());
     }
 
     @Test

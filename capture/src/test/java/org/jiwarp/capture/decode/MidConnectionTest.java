@@ -77,7 +77,32 @@ class MidConnectionTest {
         }
     }
 
-    private static CaptureDecode decode(byte[] clientBytes) throws IOException {
+    @org.junit.jupiter.api.Test
+    void payloadWordsThatLookLikeMarkersDoNotTurnMarkersOn() throws IOException {
+        // rping's rping_rdma_info with size 32: in every FPDU the word 00 00 00 20 sits 32 octets
+        // after the length field, just where a marker with FPDUPTR 32 would.
+        FpduWriter writer = new FpduWriter(false, false);
+        ByteArrayOutputStream stream = new ByteArrayOutputStream();
+        for (int msn = 1; msn <= 60; msn++) {
+            ByteBuf ulpdu = Unpooled.buffer();
+            DdpHeaders.writeUntagged(ulpdu, true, RdmapHeaders.controlByte(RdmapOpcode.SEND), 0, 0, msn, 0);
+            ulpdu.writeLong(0x7f00_0000_1000L).writeInt(0x1234).writeInt(32);
+            ByteBuf out = Unpooled.buffer();
+            writer.write(ulpdu, out);
+            stream.writeBytes(ByteBufUtil.getBytes(out));
+            out.release();
+            ulpdu.release();
+        }
+        byte[] bytes = stream.toByteArray();
+        for (int cut = 0; cut < 80; cut++) {
+            CaptureDecode decode = decode(Arrays.copyOfRange(bytes, cut, bytes.length));
+            assertTrue(decode.notes().get(0).contains("markers as off"), "cut " + cut + ": " + decode.notes());
+            assertEquals(60 - (cut + 39) / 40, decode.pdus().size(), "cut " + cut + ": " + decode.notes());
+        }
+    }
+
+    /** A capture of {@code clientBytes} sent without handshake, in segments of 300 octets. */
+    static CaptureDecode decode(byte[] clientBytes) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         PcapWriter writer = new PcapWriter(out, LinkType.ETHERNET, true);
         try (SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer,

@@ -47,7 +47,17 @@ public final class FpduReader {
     private long streamPosition;
 
     public FpduReader(boolean markersEnabled) {
+        this(markersEnabled, 0);
+    }
+
+    /**
+     * A reader whose next FPDU sits {@code streamPosition} octets after the start of the first FPDU
+     * of full operation (where the marker grid begins, RFC 5044 section 4.3): for reading on after
+     * octets that were skipped, such as a gap in a capture.
+     */
+    public FpduReader(boolean markersEnabled, long streamPosition) {
         this.markersEnabled = markersEnabled;
+        this.streamPosition = streamPosition;
     }
 
     /** The stream position of the next FPDU. */

@@ -1,0 +1,116 @@
+package org.jiwarp.capture.check;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.capture.decode.DecodedPdu;
+import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.rdmap.RdmapHeaders;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
+
+/**
+ * The STags a capture shows being advertised (RFC 5040 section 2.1: an STag reaches the peer by
+ * the ULP's own messages), learnt from the Sends of the two exchanges every RDMA user knows:
+ *
+ * <pre>
+ *   rping     struct rping_rdma_info, 16 octets:   buf (be64) | rkey (be32) | size (be32)
+ *   perftest  struct pingpong_dest,  56 octets:    ... rkey (be32) at 16 | vaddr (be64) at 24 ...
+ * </pre>
+ *
+ * perftest's exchange goes over its own connection, so STags are kept per host (the advertiser's
+ * address), for the whole capture. A Send of another length advertises nothing here.
+ */
+final class AdvertisedStags {
+
+    /** One advertisement: the buffer behind {@code stag}, {@code length} -1 when not said. */
+    record Advert(int frame, int stag, long base, long length, String exchange) {
+
+        boolean covers(long to, long length) {
+            return this.length < 0 || (to >= base && to - base + length <= this.length);
+        }
+
+        String describe() {
+            return String.format("STag 0x%08x at 0x%x%s (%s, frame %d)", stag, base,
+                    length < 0 ? "" : " for " + length + " octets", exchange, frame);
+        }
+    }
+
+    static final int RPING_INFO_LENGTH = 16;
+    static final int PINGPONG_DEST_LENGTH = 56;
+
+    private final Map<String, List<Advert>> byHost = new HashMap<>();
+
+    /** Learns every advertisement in {@code decode}, in frame order. */
+    static AdvertisedStags of(CaptureDecode decode) {
+        AdvertisedStags stags = new AdvertisedStags();
+        for (DecodedPdu pdu : decode.pdus()) {
+            if (pdu.kind() == DecodedPdu.Kind.FPDU) {
+                stags.learn(pdu);
+            }
+        }
+        return stags;
+    }
+
+    private void learn(DecodedPdu pdu) {
+        byte[] octets = pdu.octets();
+        if (octets.length < DdpHeaders.UNTAGGED_HEADER_LENGTH) {
+            return;
+        }
+        ByteBuf buf = Unpooled.wrappedBuffer(octets);
+        if (DdpHeaders.tagged(buf, 0) || !DdpHeaders.last(buf, 0) || DdpHeaders.mo(buf, 0) != 0) {
+            return;
+        }
+        RdmapOpcode opcode = RdmapOpcode.valueOf(RdmapHeaders.opcodeCode(buf, 0));
+        if (opcode == null || opcode.code() < RdmapOpcode.SEND.code()
+                || opcode.code() > RdmapOpcode.SEND_WITH_SE_AND_INVALIDATE.code()) {
+            return;
+        }
+        int at = DdpHeaders.UNTAGGED_HEADER_LENGTH;
+        int length = octets.length - at;
+        Advert advert = null;
+        if (length == RPING_INFO_LENGTH && buf.getLong(at) != 0 && buf.getInt(at + 12) > 0) {
+            // rping advertises a buffer of some octets at a non-null address
+            advert = new Advert(pdu.frameNumber(), buf.getInt(at + 8), buf.getLong(at), buf.getUnsignedInt(at + 12),
+                    "rping");
+        } else if (length == PINGPONG_DEST_LENGTH && buf.getInt(at) == 0 && (buf.getInt(at + 8) & 0xFF00_0000) == 0
+                && (buf.getInt(at + 12) & 0xFF00_0000) == 0) {
+            // perftest over iWARP: LID 0, a 24-bit QPN and PSN
+            advert = new Advert(pdu.frameNumber(), buf.getInt(at + 16), buf.getLong(at + 24), -1, "perftest");
+        }
+        if (advert != null && advert.stag() != 0) {
+            byHost.computeIfAbsent(host(pdu.source()), h -> new ArrayList<>()).add(advert);
+        }
+    }
+
+    /** The latest advertisement of {@code stag} by {@code endpoint}'s host before {@code frame}, or {@code null}. */
+    Advert find(String endpoint, int stag, int frame) {
+        Advert found = null;
+        for (Advert advert : byHost.getOrDefault(host(endpoint), List.of())) {
+            if (advert.stag() == stag && advert.frame() < frame) {
+                found = advert;
+            }
+        }
+        return found;
+    }
+
+    /** Every advertisement by {@code endpoint}'s host before {@code frame}. */
+    List<Advert> before(String endpoint, int frame) {
+        List<Advert> adverts = new ArrayList<>();
+        for (Advert advert : byHost.getOrDefault(host(endpoint), List.of())) {
+            if (advert.frame() < frame) {
+                adverts.add(advert);
+            }
+        }
+        return adverts;
+    }
+
+    /** The address part of {@code address:port} (or {@code [v6]:port}). */
+    private static String host(String endpoint) {
+        int colon = endpoint.lastIndexOf(':');
+        return colon < 0 ? endpoint : endpoint.substring(0, colon);
+    }
+}
