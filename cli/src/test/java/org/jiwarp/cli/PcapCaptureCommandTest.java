@@ -39,7 +39,10 @@ class PcapCaptureCommandTest {
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         Process client = null;
         for (int attempt = 0; attempt < 100; attempt++) {
-            client = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            // env --default-signal=INT: a build started in the background (nohup ... &) passes SIGINT on
+            // ignored, and a JVM that starts with SIGINT ignored never runs its shutdown hooks for it.
+            client = new ProcessBuilder("env", "--default-signal=INT",
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-Djava.io.tmpdir=" + tmp, "-cp", classPath, Jiwarp.class.getName(), "ping", "-c", "-a",
                     "127.0.0.1", "-p", String.valueOf(port), "-V", "-d", "--crc", "--pcap", pcap.toString())
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD)
