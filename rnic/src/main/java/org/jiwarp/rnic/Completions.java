@@ -55,6 +55,19 @@ final class Completions {
                 solicited, error));
     }
 
+    void send(long id, WcStatus status, WcOpcode opcode, long length, TerminateError error, long value) {
+        sendOutstanding.decrementAndGet();
+        config.sendCq().add(new WorkCompletion().set(id, status, opcode, length, qp, 0, false, error)
+                .immediateData(value));
+    }
+
+    /** A receive used up by an Immediate Data message (RFC 7306 section 4.2). */
+    void receiveImmediate(long id, long immediateData, boolean solicited) {
+        receiveOutstanding.decrementAndGet();
+        config.receiveCq().add(new WorkCompletion().set(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA, 0, qp,
+                0, solicited, null).immediateData(immediateData));
+    }
+
     void receiveFlushed(long id) {
         receive(id, WcStatus.WORK_REQUEST_FLUSH_ERROR, 0, 0, false, null);
     }

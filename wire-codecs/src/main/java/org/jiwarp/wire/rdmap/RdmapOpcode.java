@@ -24,6 +24,9 @@ public enum RdmapOpcode {
     /** RFC 7306 section 4.1: travels on queue 3. */
     ATOMIC_RESPONSE(0xB, false, DdpHeaders.QN_ATOMIC_RESPONSE, "Atomic Response");
 
+    /** RFC 7306 section 4.2: an Immediate Data message carries exactly 8 octets of ULP data. */
+    public static final int IMMEDIATE_DATA_LENGTH = 8;
+
     private static final RdmapOpcode[] BY_CODE = new RdmapOpcode[16];
 
     static {
@@ -67,6 +70,11 @@ public enum RdmapOpcode {
     /** {@code true} when the header carries an STag for the Data Sink to invalidate. */
     public boolean invalidates() {
         return this == SEND_WITH_INVALIDATE || this == SEND_WITH_SE_AND_INVALIDATE;
+    }
+
+    /** {@code true} for Immediate Data and Immediate Data with SE (RFC 7306 section 4.2). */
+    public boolean immediateData() {
+        return this == IMMEDIATE_DATA || this == IMMEDIATE_DATA_WITH_SE;
     }
 
     /** The name Wireshark shows for the opcode. */
