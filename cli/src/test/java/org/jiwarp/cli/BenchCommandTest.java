@@ -81,6 +81,29 @@ class BenchCommandTest {
         assertTrue(Pattern.compile("\"p99\":[0-9.]+,\"p99.9\":[0-9.]+,").matcher(many.out()).find(), many.out());
     }
 
+    /**
+     * RFC 7306 atomics as ib_atomic_bw and ib_atomic_lat: fetch-and-add and compare-and-swap rate and
+     * latency beside the TCP baseline (an 8-octet request and answer); each run ends by reading the
+     * server's value back (fetch-and-add: the pattern word plus every add), or the run fails.
+     */
+    @Test
+    void atomicsRunBesideTheTcpBaseline() {
+        Run bw = jiwarp("bench", "-n", "300", "--warmup", "0", "--baseline", "tcp", "--op", "atomic", "--json");
+        assertEquals(0, bw.exit(), bw.err());
+        for (String op : new String[] {"fetch_add", "compare_swap"}) {
+            for (String stack : new String[] {"jiwarp", "tcp"}) {
+                assertTrue(bw.out().contains("{\"stack\":\"" + stack + "\",\"op\":\"" + op
+                        + "\",\"mode\":\"bw\",\"bytes\":8,\"connections\":1,"), stack + " " + op + " in " + bw.out());
+            }
+        }
+        Run lat = jiwarp("bench", "--lat", "-n", "200", "-q", "2", "--warmup", "0", "--op", "fetch_add,compare_swap");
+        assertEquals(0, lat.exit(), lat.err());
+        for (String op : new String[] {"fetch_add-lat", "compare_swap-lat"}) {
+            assertTrue(Pattern.compile("(?m)^jiwarp\\s+" + op + "\\s+8\\s+2\\s+400\\s").matcher(lat.out()).find(),
+                    lat.out());
+        }
+    }
+
     @Test
     void latencyRunsPingPongEveryOperation() {
         Run run = jiwarp("bench", "--lat", "-n", "200", "--warmup", "0", "--baseline", "tcp");
@@ -142,7 +165,9 @@ class BenchCommandTest {
             {"bench", "--snaplen", "-5"},
             {"bench", "--server", "somehost"},
             {"bench", "--mpa-rev", "3"},
-            {"bench", "--op", "atomic"},
+            {"bench", "--op", "atomic", "-s", "64"},
+            {"bench", "--op", "fetch_add", "-a"},
+            {"bench", "--op", "multiply"},
             {"bench", "-q", "0"},
             {"bench", "--emss", "20"},
             {"bench", "--no-such-option"},

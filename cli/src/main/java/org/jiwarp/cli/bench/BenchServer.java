@@ -64,7 +64,7 @@ public final class BenchServer implements AutoCloseable {
         QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).sendDepth(depth).receiveDepth(depth)
                 .ird(spec.readCredits()).ord(spec.readCredits()));
         MemoryRegion region = pd.register(ByteBuffer.allocateDirect(spec.size()),
-                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
         Sge whole = Sge.of(region);
         // What the client's Reads fetch and check.
         BenchPattern.fill(region.buffer(), 0, spec.size());
