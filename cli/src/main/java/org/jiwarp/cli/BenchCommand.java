@@ -53,6 +53,10 @@ final class BenchCommand implements Callable<Integer> {
                     + "compare-and-swap on 8 octets (fetch_add or compare_swap for one of them).")
     List<BenchOp> ops = new ArrayList<>(List.of(BenchOp.WRITE, BenchOp.READ, BenchOp.SEND));
 
+    @Option(names = "--imm", description = "With --op send: RFC 7306 Immediate Data (8 octets carried in the peer's "
+            + "receive completion) instead of Sends.")
+    boolean immediate;
+
     @Option(names = "--lat", description = "Latency (ping-pong, as ib_*_lat) instead of bandwidth.")
     boolean latency;
 
@@ -220,9 +224,17 @@ final class BenchCommand implements Callable<Integer> {
         if (ops.isEmpty()) {
             throw new CommandLine.ParameterException(line, "--op needs at least one operation");
         }
-        boolean onlyAtomics = ops.stream().allMatch(BenchOp::atomic);
-        if (onlyAtomics && (allSizes || size != null && size != 8)) {
-            throw new CommandLine.ParameterException(line, "atomic operations move 8 octets: leave out -s and -a");
+        if (ops.contains(BenchOp.IMMEDIATE)) {
+            throw new CommandLine.ParameterException(line, "--op takes write, read, send or atomic (Immediate Data is "
+                    + "--op send --imm)");
+        }
+        if (immediate && !ops.contains(BenchOp.SEND)) {
+            throw new CommandLine.ParameterException(line, "--imm goes with --op send");
+        }
+        boolean onlyEightOctets = ops.stream().allMatch(op -> op.atomic() || op == BenchOp.SEND && immediate);
+        if (onlyEightOctets && (allSizes || size != null && size != 8)) {
+            throw new CommandLine.ParameterException(line, "atomics and Immediate Data move 8 octets: leave out -s "
+                    + "and -a");
         }
         if (latency && ops.contains(BenchOp.WRITE) && queuePairs > 1) {
             throw new CommandLine.ParameterException(line, "write latency runs one queue pair (it polls memory)");
@@ -238,7 +250,9 @@ final class BenchCommand implements Callable<Integer> {
     private List<BenchOp> operations() {
         List<BenchOp> list = new ArrayList<>();
         for (BenchOp op : ops) {
-            if (op == BenchOp.ATOMIC) {
+            if (op == BenchOp.SEND && immediate) {
+                list.add(BenchOp.IMMEDIATE);
+            } else if (op == BenchOp.ATOMIC) {
                 list.add(BenchOp.FETCH_ADD);
                 list.add(BenchOp.COMPARE_SWAP);
             } else {
@@ -250,7 +264,7 @@ final class BenchCommand implements Callable<Integer> {
 
     /** The sizes an operation runs at: 8 octets for an atomic, else as -s and -a say. */
     private List<Integer> sizes(BenchOp op) {
-        return op.atomic() ? List.of(8) : sizes();
+        return op.eightOctets() ? List.of(8) : sizes();
     }
 
     private List<Integer> sizes() {

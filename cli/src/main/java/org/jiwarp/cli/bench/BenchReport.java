@@ -81,7 +81,7 @@ public final class BenchReport {
     }
 
     private static String opName(BenchResult r) {
-        return r.spec().op().name().toLowerCase(Locale.ROOT) + (r.spec().mode() == BenchMode.LAT ? "-lat" : "-bw");
+        return r.spec().op().label() + (r.spec().mode() == BenchMode.LAT ? "-lat" : "-bw");
     }
 
     /** A percentile in microseconds, or {@code null} with too few samples for it. */

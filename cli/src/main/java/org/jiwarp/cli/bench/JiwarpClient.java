@@ -59,7 +59,7 @@ final class JiwarpClient implements BenchTransport {
         int depth = spec.txDepth() + 2;
         CompletionQueue cq = rnic.createCq(2 * depth + 4);
         QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).sendDepth(depth).receiveDepth(depth)
-                .ird(spec.readCredits()).ord(spec.readCredits()).rfc7306(spec.op().atomic()));
+                .ird(spec.readCredits()).ord(spec.readCredits()).rfc7306(spec.op().rfc7306()));
         // Write latency sends from the first half and polls the second, where the server writes back.
         boolean polled = spec.mode() == BenchMode.LAT && spec.op() == BenchOp.WRITE;
         // An atomic's result lands in octets 0 to 7; its check reads the server's value into 8 to 15.
@@ -199,6 +199,7 @@ final class JiwarpClient implements BenchTransport {
                     case WRITE -> SendWorkRequest.write(i, remoteAddress, rkey, whole);
                     case READ -> SendWorkRequest.read(i, remoteAddress, rkey, whole);
                     case SEND -> SendWorkRequest.send(i, whole);
+                    case IMMEDIATE -> SendWorkRequest.immediateData(i, i);
                     default -> atomic(spec, i, remoteAddress, rkey, region);
                 };
             }
@@ -282,7 +283,7 @@ final class JiwarpClient implements BenchTransport {
                     : spec.op().atomic() ? atomic(spec, 0, remoteAddress, rkey, region) : SendWorkRequest.send(0, whole);
             this.receive = new ReceiveWorkRequest(0, whole);
             cq.onCompletion(this::onCompletion);
-            if (spec.op() == BenchOp.SEND) {
+            if (spec.op().received()) {
                 qp.postReceive(receive);
             }
         }
@@ -293,6 +294,15 @@ final class JiwarpClient implements BenchTransport {
             } else if (wc.opcode() == WcOpcode.RECEIVE) {
                 qp.postReceive(receive);
                 pong();
+            } else if (wc.opcode() == WcOpcode.RECEIVE_IMMEDIATE_DATA) {
+                qp.postReceive(receive);
+                // The server echoes the 8 octets of ping number count.
+                if (wc.immediateData() != count) {
+                    failed(new IllegalStateException("Immediate Data echo " + wc.immediateData() + ", expected "
+                            + count));
+                    return;
+                }
+                pong();
             } else if (wc.opcode() == WcOpcode.RDMA_READ || wc.opcode() == WcOpcode.ATOMIC_FETCH_ADD
                     || wc.opcode() == WcOpcode.ATOMIC_COMPARE_SWAP) {
                 pong();
@@ -301,7 +311,7 @@ final class JiwarpClient implements BenchTransport {
 
         @Override
         void ping(long index) {
-            qp.postSend(ping.id(index));
+            qp.postSend(spec.op() == BenchOp.IMMEDIATE ? SendWorkRequest.immediateData(index, index) : ping.id(index));
         }
 
         @Override
