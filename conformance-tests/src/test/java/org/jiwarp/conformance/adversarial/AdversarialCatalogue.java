@@ -75,6 +75,7 @@ import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.wire.rdmap.AtomicOperation;
+import org.jiwarp.wire.rdmap.AtomicRequestHeader;
 import org.jiwarp.wire.rdmap.AtomicResponseHeader;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
@@ -322,6 +323,20 @@ public final class AdversarialCatalogue {
         e.add(op("atomic-response-with-no-atomic-outstanding", "RFC 7306 4.4, 5; RFC 5040 7.2",
                 ctx -> ctx.send(Ulpdus.atomicResponse(1, 7, 42)),
                 terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
+        e.add(op("atomic-response-to-another-request", "RFC 7306 4.4 (Original Request Identifier), 5",
+                ctx -> {
+                    ctx.sendGood(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 8));
+                    ctx.served.qp.postSend(SendWorkRequest.fetchAdd(78, PEER_SOURCE_TO, PEER_SOURCE_STAG,
+                            new Sge(ctx.regions.sink, 0, 8), 1));
+                    byte[] request = ctx.peer.await(u -> Ulpdus.isUntagged(u, RdmapOpcode.ATOMIC_REQUEST,
+                            DdpHeaders.QN_READ_REQUEST), Outcome.WAIT_MILLIS);
+                    assertNotNull(request, "no Atomic Request from jiwarp: " + ctx.peer.describe());
+                    ByteBuf b = Unpooled.wrappedBuffer(request);
+                    int id = AtomicRequestHeader.requestIdentifier(b, DdpHeaders.UNTAGGED_HEADER_LENGTH);
+                    assertEquals(PEER_SOURCE_STAG, AtomicRequestHeader.remoteStag(b, DdpHeaders.UNTAGGED_HEADER_LENGTH));
+                    ctx.send(Ulpdus.atomicResponse(1, id + 1, 5));
+                },
+                terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)).allow(AdversarialCatalogue::firstWrite));
         e.add(op("atomic-response-msn-2-first", "RFC 7306 5 (queue 3), RFC 5041 5.3",
                 ctx -> ctx.send(Ulpdus.atomicResponse(2, 7, 42)),
                 terminate(DDP_UNTAGGED_INVALID_MSN_RANGE, DDP_HEADER)));
