@@ -397,16 +397,21 @@ public final class AdversarialCatalogue {
         e.add(setup("request-with-the-reply-key", "RFC 5044 7.1.1, 7.1.2 rule 8",
                 ctx -> ctx.sendSetup(goodRequest(ctx).withKey(MpaFrames.replyKey()).bytes()),
                 setupClosed(LLP_INVALID_REQUEST_REPLY, null)));
-        e.add(setup("request-reserved-flag-bit", "RFC 5044 7.1.1 (Res), RFC 6581 6",
-                ctx -> ctx.sendSetup(goodRequest(ctx).withFlags(goodRequest(ctx).flags() | 0x08).bytes()),
-                setupClosed(LLP_INVALID_REQUEST_REPLY, null))
-                .deviation("RFC 5044 7.1.1 and RFC 6581 section 6: Res MUST NOT be checked on reception; jiwarp "
-                        + "(MpaFrame.parse) refuses the Request as invalid (0x04) and closes"));
-        e.add(setup("request-reject-bit", "RFC 5044 7.1.1 (R)",
-                ctx -> ctx.sendSetup(goodRequest(ctx).withFlags(goodRequest(ctx).flags() | MpaFrames.REJECT_FLAG)
-                        .bytes()),
-                setupClosed(LLP_INVALID_REQUEST_REPLY, null))
-                .deviation("RFC 5044 7.1.1: R is not checked on reception in a Request; jiwarp refuses it (0x04)"));
+        e.add(op("request-reserved-flag-bit", "RFC 5044 7.1.1 (Res), RFC 6581 6",
+                ctx -> {
+                    ctx.handshake(null, null, 0x08);
+                    assertEquals(0, ctx.mpaFrame.flags() & 0x0F, "the Reply's Res bits");
+                    ctx.sendGood(Ulpdus.send(1, 8));
+                },
+                accepted("Res is ignored: the connection runs and a Send completes", receivesSend(8)))
+                .spec(AdversarialCase.Spec.DEFAULT.manualSetup()).allow(r -> receive0(r, 8)));
+        e.add(op("request-reject-bit", "RFC 5044 7.1.1 (R)",
+                ctx -> {
+                    ctx.handshake(null, null, MpaFrames.REJECT_FLAG);
+                    ctx.sendGood(Ulpdus.send(1, 8));
+                },
+                accepted("R in a Request is ignored: the connection runs and a Send completes", receivesSend(8)))
+                .spec(AdversarialCase.Spec.DEFAULT.manualSetup()).allow(r -> receive0(r, 8)));
         e.add(setup("request-revision-0", "RFC 5044 7.1.1 (Rev)",
                 ctx -> ctx.sendSetup(goodRequest(ctx).withRevision(0).bytes()),
                 setupClosed(LLP_INVALID_REQUEST_REPLY, null)));
@@ -511,9 +516,7 @@ public final class AdversarialCatalogue {
                 connectFails(LLP_INVALID_REQUEST_REPLY)));
         e.add(initiator("reply-reserved-flag-bit", "RFC 5044 7.1.1 (Res), RFC 6581 6",
                 ctx -> ctx.peer.write(goodReply(ctx).withFlags(goodReply(ctx).flags() | 0x04).bytes()),
-                connectFails(LLP_INVALID_REQUEST_REPLY))
-                .deviation("RFC 5044 7.1.1 and RFC 6581 section 6: Res MUST NOT be checked on reception; jiwarp "
-                        + "refuses the Reply (0x04)"));
+                connected("Res is ignored: the connection is established", ctx -> { })));
         e.add(initiator("reply-unenhanced-to-an-enhanced-request", "RFC 6581 10",
                 ctx -> ctx.peer.write(goodReply(ctx).withFlags(0).withRevision(1).withWords(null).bytes()),
                 connectFails(LLP_INVALID_REQUEST_REPLY)));
