@@ -388,30 +388,11 @@ final class SendQueue {
                 slot.prepared.retired();
             }
             if (slot.signaled || status != WcStatus.SUCCESS) {
-                completions.send(slot.id, status, wcOpcode(slot.opcode), status == WcStatus.SUCCESS ? slot.length : 0,
+                completions.send(slot.id, status, WcOpcode.of(slot.opcode), status == WcStatus.SUCCESS ? slot.length : 0,
                         error, slot.original);
             } else {
                 completions.sendRetired();
             }
-        }
-    }
-
-    static WcOpcode wcOpcode(SendWorkRequest.Opcode opcode) {
-        switch (opcode) {
-            case RDMA_WRITE:
-                return WcOpcode.RDMA_WRITE;
-            case RDMA_READ:
-                return WcOpcode.RDMA_READ;
-            case IMMEDIATE_DATA:
-                return WcOpcode.IMMEDIATE_DATA;
-            case ATOMIC_FETCH_ADD:
-                return WcOpcode.ATOMIC_FETCH_ADD;
-            case ATOMIC_SWAP:
-                return WcOpcode.ATOMIC_SWAP;
-            case ATOMIC_COMPARE_SWAP:
-                return WcOpcode.ATOMIC_COMPARE_SWAP;
-            default:
-                return WcOpcode.SEND;
         }
     }
 }

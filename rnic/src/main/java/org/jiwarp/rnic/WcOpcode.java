@@ -12,5 +12,25 @@ public enum WcOpcode {
     /** RFC 7306 swap (masked or not). */
     ATOMIC_SWAP,
     /** RFC 7306 compare-and-swap (masked or not). */
-    ATOMIC_COMPARE_SWAP
+    ATOMIC_COMPARE_SWAP;
+
+    /** What a send work request of {@code opcode} completes as. */
+    static WcOpcode of(SendWorkRequest.Opcode opcode) {
+        switch (opcode) {
+            case RDMA_WRITE:
+                return RDMA_WRITE;
+            case RDMA_READ:
+                return RDMA_READ;
+            case IMMEDIATE_DATA:
+                return IMMEDIATE_DATA;
+            case ATOMIC_FETCH_ADD:
+                return ATOMIC_FETCH_ADD;
+            case ATOMIC_SWAP:
+                return ATOMIC_SWAP;
+            case ATOMIC_COMPARE_SWAP:
+                return ATOMIC_COMPARE_SWAP;
+            default:
+                return SEND;
+        }
+    }
 }
