@@ -74,7 +74,7 @@ public final class BenchReport {
             out.println(prefix + "vs TCP (latency): jiwarp's p50 over plain TCP's; lower is better.");
         }
         if (lat) {
-            out.println(prefix + "Latency: half the round trip (all of it for Read); p99 needs "
+            out.println(prefix + "Latency: half the round trip (Read, atomics: all of it); p99 needs "
                     + SAMPLES_FOR_P99 + " samples, p99.9 " + SAMPLES_FOR_P999 + " (else -).");
         }
         out.println(prefix + "B/KiB: heap octets allocated per KiB moved, both ends (- when unknown).");
