@@ -100,10 +100,11 @@ final class SampleCaptures {
             c.client(send(RdmapOpcode.SEND, true, 0, 5, 30, pattern(10, 5)));
             c.server(send(RdmapOpcode.IMMEDIATE_DATA, true, 0, 2, 0, pattern(8, 6)));
             c.server(send(RdmapOpcode.IMMEDIATE_DATA_WITH_SE, true, 0, 3, 0, pattern(8, 7)));
-            // RFC 7306 section 5: Atomic Requests share queue 1's MSNs with the Read Request above.
+            // RFC 7306 section 5.4: Atomic Requests share queue 1's MSNs with the Read Request above.
             c.client(atomicRequest(2, 0, 7, 0x00012301, 0x7f00_1000_0008L, 5, 0, 0, 0));
             c.server(atomicResponse(1, 7, 42));
-            c.client(atomicRequest(3, 1, 8, 0x00012301, 0x7f00_1000_0010L, 0xABCDL, 0xFFFFL, 0, 0));
+            // A masked swap: CmpSwap with Compare Mask 0 (RFC 7306 reserves subcode 1).
+            c.client(atomicRequest(3, 2, 8, 0x00012301, 0x7f00_1000_0010L, 0xABCDL, 0xFFFFL, 0, 0));
             c.server(atomicResponse(2, 8, 47));
             c.client(atomicRequest(4, 2, 9, 0x00012301, 0x7f00_1000_0018L, 99, -1L, 41, 0xFFL));
             c.server(atomicResponse(3, 9, 41));
@@ -279,7 +280,7 @@ final class SampleCaptures {
         return ulpdu;
     }
 
-    /** RFC 7306 section 4.3: Atomic Request (0 FetchAdd, 1 Swap, 2 CmpSwap). */
+    /** RFC 7306 section 5.2.1: Atomic Request (0 FetchAdd, 1 Swap, 2 CmpSwap). */
     static ByteBuf atomicRequest(long msn, int atomicOpcode, int requestId, int stag, long taggedOffset, long data,
             long dataMask, long compare, long compareMask) {
         ByteBuf ulpdu = Unpooled.buffer();
@@ -290,7 +291,7 @@ final class SampleCaptures {
         return ulpdu;
     }
 
-    /** RFC 7306 section 4.4: Atomic Response. */
+    /** RFC 7306 section 5.2.2: Atomic Response. */
     static ByteBuf atomicResponse(long msn, int requestId, long original) {
         ByteBuf ulpdu = Unpooled.buffer();
         DdpHeaders.writeUntagged(ulpdu, true, RdmapHeaders.controlByte(RdmapOpcode.ATOMIC_RESPONSE), 0,

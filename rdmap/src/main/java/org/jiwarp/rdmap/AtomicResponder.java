@@ -10,7 +10,7 @@ import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateException;
 
 /**
- * The Responder side of RFC 7306 atomic operations (sections 4.3 and 4.4): checks an Atomic
+ * The Responder side of RFC 7306 atomic operations (sections 5.1 to 5.3 and 8.2): checks an Atomic
  * Request's target and operation, executes it, and returns the Original Remote Data Value for the
  * Atomic Response. {@link ReadResponder} feeds it from queue 1, where Atomic Requests share the
  * MSNs, the IRD and the response order with RDMA Read Requests.
@@ -23,7 +23,8 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * <p>Checks, in order, each an RDMAP Terminate: the Atomic Operation code (a reserved one is a
  * remote operation error, Unexpected OpCode), then the target as {@link TaggedAccess#checkAtomicTarget}
  * checks it (invalid STag, STag not associated, access rights without REMOTE_ATOMIC, TO wrap, base
- * or bounds violation, and a misaligned Tagged Offset as a base or bounds violation).
+ * or bounds violation), and a misaligned Tagged Offset, which RFC 7306 section 8.2 answers with a
+ * remote operation error, "Catastrophic error, localized to RDMAP Stream".
  */
 public final class AtomicResponder {
 
@@ -47,7 +48,7 @@ public final class AtomicResponder {
     public long execute(ByteBuf ulpdu, int header) {
         int code = AtomicRequestHeader.operationCode(ulpdu, header);
         AtomicOperation operation = AtomicOperation.valueOf(code);
-        // RFC 7306 section 4.3: only FetchAdd, Swap and CmpSwap are defined; the others are reserved.
+        // RFC 7306 section 10.1: only FetchAdd (0x0) and CmpSwap (0x2) are defined; the others are reserved.
         if (operation == null) {
             throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Atomic Operation " + code
                     + " is reserved");

@@ -87,7 +87,7 @@ public final class OutboundReads {
     }
 
     /**
-     * Matches an inbound Atomic Response (RFC 7306 section 4.4) to the oldest outstanding request.
+     * Matches an inbound Atomic Response (RFC 7306 section 5.2.2) to the oldest outstanding request.
      *
      * @return the answered request
      * @throws TerminateException {@link TerminateError#RDMAP_UNEXPECTED_OPCODE} when the oldest
@@ -96,7 +96,7 @@ public final class OutboundReads {
     public Outstanding atomicResponse(int originalRequestIdentifier) {
         Outstanding head = outstanding.peekFirst();
         long id = originalRequestIdentifier & 0xFFFF_FFFFL;
-        // RFC 7306 section 5: Atomic Responses come in request order, naming their request.
+        // RFC 7306 section 5.4: Atomic Responses come in request order, naming their request.
         if (head == null || !head.atomic() || head.requestIdentifier != id) {
             throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Atomic Response to request "
                     + id + (head == null ? " with nothing outstanding" : head.atomic()

@@ -24,7 +24,7 @@ public interface RdmapListener {
     void receiveFailed(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error);
 
     /**
-     * An Immediate Data message (RFC 7306 section 4.2) used up {@code buffer}: nothing is placed in
+     * An Immediate Data message (RFC 7306 section 6.3) used up {@code buffer}: nothing is placed in
      * it; the 8 octets travel in the completion.
      */
     void immediateDataReceived(ReceiveBuffer buffer, long immediateData, boolean solicited);

@@ -45,7 +45,7 @@ public final class RdmapReceiver {
     private final OutboundReads outboundReads;
     private final ReadResponder readResponder;
     private final RdmapListener listener;
-    /** RFC 7306 section 5: Atomic Responses on queue 3, one 12-octet segment each, in MSN order. */
+    /** RFC 7306 section 5.4: Atomic Responses on queue 3, one 12-octet segment each, in MSN order. */
     private final SingleSegmentQueue atomicResponses = new SingleSegmentQueue(1, AtomicResponseHeader.LENGTH);
 
     public RdmapReceiver(StagTable stags, int pd, UntaggedQueue receives, OutboundReads outboundReads,
@@ -155,7 +155,7 @@ public final class RdmapReceiver {
     }
 
     /**
-     * RFC 7306 section 4.2: Immediate Data is one segment of exactly 8 octets on queue 0; it uses up
+     * RFC 7306 section 6.3: Immediate Data is one segment of exactly 8 octets on queue 0; it uses up
      * a posted receive (in MSN order with the Sends) without placing anything in it.
      */
     private void onImmediateData(ByteBuf ulpdu, RdmapOpcode opcode, long msn, long mo, boolean last, int payload,
@@ -170,7 +170,7 @@ public final class RdmapReceiver {
         listener.immediateDataReceived(placement.buffer(), data, opcode.solicitedEvent());
     }
 
-    /** RFC 7306 section 4.4: an Atomic Response answers the oldest outstanding Atomic Request. */
+    /** RFC 7306 section 5.2.2: an Atomic Response answers the oldest outstanding Atomic Request. */
     private void onAtomicResponse(ByteBuf ulpdu, long msn, long mo, boolean last, int payload, int length) {
         atomicResponses.accept(msn, mo, last, length, true);
         OutboundReads.Outstanding answered = outboundReads.atomicResponse(

@@ -16,7 +16,7 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * The send side of one RDMAP stream (RFC 5040 section 5; siw's {@code siw_qp_tx.c}): builds each
  * message's RDMAP header, hands it to DDP's segmenter (RFC 5041 section 5.2) and the segments to the
  * {@link SegmentOutput}, and keeps the MSNs of the untagged queues it sends on (RFC 5040 section
- * 5.1: queue 0 Sends, 1 Read Requests, 2 Terminates; RFC 7306 section 5: Immediate Data on queue 0,
+ * 5.1: queue 0 Sends, 1 Read Requests, 2 Terminates; RFC 7306 section 5.4: Immediate Data on queue 0,
  * Atomic Requests on queue 1, Atomic Responses on queue 3).
  *
  * <p>Payload is never copied here: segments of more than the inline threshold reference the
@@ -76,7 +76,7 @@ public final class RdmapTransmitter implements Consumer<Object> {
     }
 
     /**
-     * Immediate Data or Immediate Data with Solicited Event (RFC 7306 section 4.2) on queue 0: one
+     * Immediate Data or Immediate Data with Solicited Event (RFC 7306 section 6.3) on queue 0: one
      * segment of 8 octets.
      */
     public ChannelFuture immediateData(boolean solicited, long data, boolean awaited) {
@@ -93,7 +93,7 @@ public final class RdmapTransmitter implements Consumer<Object> {
     }
 
     /**
-     * An Atomic Request (RFC 7306 section 4.3) on queue 1, sharing its MSNs with Read Requests: one
+     * An Atomic Request (RFC 7306 section 5.2.1) on queue 1, sharing its MSNs with Read Requests: one
      * segment, nobody waits for it.
      */
     public void atomicRequest(int operationCode, int requestIdentifier, int remoteStag, long remoteTaggedOffset,
@@ -107,7 +107,7 @@ public final class RdmapTransmitter implements Consumer<Object> {
         out.write(request);
     }
 
-    /** An Atomic Response (RFC 7306 section 4.4) on queue 3; the future completes when it has gone to TCP. */
+    /** An Atomic Response (RFC 7306 section 5.2.2) on queue 3; the future completes when it has gone to TCP. */
     public ChannelFuture atomicResponse(int originalRequestIdentifier, long originalRemoteDataValue) {
         ByteBuf response = DdpSegmenter.flat(out.alloc(), DdpHeaders.UNTAGGED_HEADER_LENGTH
                 + AtomicResponseHeader.LENGTH);

@@ -11,7 +11,7 @@ import org.jiwarp.wire.rdmap.ReadRequestHeader;
 /**
  * The Data Source side of RDMA Read (RFC 5040 sections 4.4, 4.5 and 5.2) and the Responder of
  * RFC 7306 atomics: takes the peer's Read Requests and Atomic Requests from queue 1 (one MSN
- * sequence), at most IRD at once together (RFC 7306 section 5: atomics count against the IRD),
+ * sequence), at most IRD at once together (RFC 7306 section 5.4: atomics count against the IRD),
  * checks each, and answers them strictly in request order: Read Responses, and Atomic Responses on
  * queue 3 (executed by the {@link AtomicResponder}).
  *
@@ -84,7 +84,7 @@ public final class ReadResponder {
      *     {@link AtomicResponder}'s
      */
     public void receiveAtomic(ByteBuf ulpdu, long msn, long mo, boolean last, int payload, int payloadLength) {
-        // RFC 7306 section 5: an Atomic Request takes an IRD entry as a Read Request does.
+        // RFC 7306 section 5.4: an Atomic Request takes an IRD entry as a Read Request does.
         queue.accept(msn, mo, last, payloadLength, AtomicRequestHeader.LENGTH, inbound.hasRoom());
         long original = atomics.execute(ulpdu, payload);
         inbound.accept(ATOMIC);

@@ -79,10 +79,11 @@ public final class TaggedAccess {
     }
 
     /**
-     * Checks the target of an inbound Atomic Request (RFC 7306 section 4.3): the 8 octets at
-     * {@code taggedOffset} in a region that grants {@link Access#REMOTE_ATOMIC}, at an 8-octet
-     * aligned Tagged Offset. Every failure is an RDMAP remote protection error, as for a Read's Data
-     * Source; a misaligned offset is a base or bounds violation (0x0/0x1/0x01).
+     * Checks the target of an inbound Atomic Request (RFC 7306 sections 5.2.1 and 8.2): the 8
+     * octets at {@code taggedOffset} in a region that grants {@link Access#REMOTE_ATOMIC}, at an
+     * 8-octet aligned Tagged Offset. The STag, access and bounds failures are RDMAP remote
+     * protection errors, as for a Read's Data Source; a misaligned offset is, as RFC 7306 section
+     * 8.2 says, a remote operation error "Catastrophic error, localized to RDMAP Stream" (0/2/0x07).
      *
      * @return the region holding the target
      */
@@ -91,9 +92,9 @@ public final class TaggedAccess {
             TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd);
             checkAccess(region, stag, Access.REMOTE_ATOMIC);
             TaggedPlacement.checkRange(region, taggedOffset, Long.BYTES);
-            // RFC 7306 section 4.3: the Remote Tagged Offset of an atomic operation is 8-octet aligned.
+            // RFC 7306 section 8.2: the target is 64-bit aligned, else 0/2/0x07.
             if ((taggedOffset & (Long.BYTES - 1)) != 0) {
-                throw new TerminateException(TerminateError.RDMAP_BASE_OR_BOUNDS_VIOLATION, String.format(
+                throw new TerminateException(TerminateError.RDMAP_CATASTROPHIC_LOCAL_TO_STREAM, String.format(
                         "atomic target TO 0x%x is not 8-octet aligned", taggedOffset));
             }
             return region;

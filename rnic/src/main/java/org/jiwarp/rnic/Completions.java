@@ -61,7 +61,7 @@ final class Completions {
                 .immediateData(value));
     }
 
-    /** A receive used up by an Immediate Data message (RFC 7306 section 4.2). */
+    /** A receive used up by an Immediate Data message (RFC 7306 section 6.3). */
     void receiveImmediate(long id, long immediateData, boolean solicited) {
         receiveOutstanding.decrementAndGet();
         config.receiveCq().add(new WorkCompletion().set(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA, 0, qp,

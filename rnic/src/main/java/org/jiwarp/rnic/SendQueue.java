@@ -151,7 +151,7 @@ final class SendQueue {
             if (slot.fence && outboundReads.outstanding() > 0) {
                 break;
             }
-            // RFC 5040 section 5.2, RFC 7306 section 5: no more Read and Atomic Requests outstanding than the ORD.
+            // RFC 5040 section 5.2, RFC 7306 section 5.4: no more Read and Atomic Requests outstanding than the ORD.
             if (slot.opcode.awaitsResponse() && !outboundReads.hasCredit()) {
                 break;
             }

@@ -21,11 +21,11 @@ public final class SendWorkRequest {
     /** The operation. */
     public enum Opcode {
         SEND, SEND_WITH_INVALIDATE, RDMA_WRITE, RDMA_READ,
-        /** RFC 7306 section 4.2: 8 octets delivered in the peer's receive completion. */
+        /** RFC 7306 section 6.3: 8 octets delivered in the peer's receive completion. */
         IMMEDIATE_DATA,
         /** RFC 7306 FetchAdd. */
         ATOMIC_FETCH_ADD,
-        /** RFC 7306 Swap. */
+        /** A swap: on the wire an RFC 7306 CmpSwap with Compare Mask 0 (subcode 0x1 is reserved). */
         ATOMIC_SWAP,
         /** RFC 7306 CmpSwap. */
         ATOMIC_COMPARE_SWAP;
@@ -91,7 +91,7 @@ public final class SendWorkRequest {
     }
 
     /**
-     * Immediate Data (RFC 7306 section 4.2): {@code data} arrives in the peer's receive completion
+     * Immediate Data (RFC 7306 section 6.3): {@code data} arrives in the peer's receive completion
      * ({@link WorkCompletion#immediateData()}), using up one of its posted receives.
      */
     public static SendWorkRequest immediateData(long id, long data) {
@@ -114,7 +114,11 @@ public final class SendWorkRequest {
         return atomic(id, Opcode.ATOMIC_FETCH_ADD, remoteAddress, rkey, result, add, fieldEnds, 0, 0);
     }
 
-    /** Swap: writes {@code swap}; the value before lands in {@code result}. */
+    /**
+     * Swap: writes {@code swap}; the value before lands in {@code result}. RFC 7306 has no swap of
+     * its own (subcode 0x1 is reserved): it goes as a CmpSwap whose Compare Mask is 0, which always
+     * matches, so any RFC 7306 responder runs it.
+     */
     public static SendWorkRequest swap(long id, long remoteAddress, int rkey, Sge result, long swap) {
         return maskedSwap(id, remoteAddress, rkey, result, swap, -1L);
     }

@@ -375,7 +375,7 @@ class RawPeerTerminateTest {
 
     @Test
     void atomicRequestWithAReservedOperationIsRdmapUnexpectedOpcode() throws Exception {
-        // RFC 7306 section 4.3: an Atomic Request travels on queue 1; its 52-octet body here starts
+        // RFC 7306 section 5.2.1: an Atomic Request travels on queue 1; its 52-octet body here starts
         // 0xA0A1A2A3, Atomic Operation 3, which is reserved: checked before the target.
         expectTerminate(TerminateError.RDMAP_UNEXPECTED_OPCODE, false, untagged(DdpHeaders.controlByte(false, true),
                 RdmapHeaders.controlByte(RdmapOpcode.ATOMIC_REQUEST), DdpHeaders.QN_READ_REQUEST, 1, 0, 52));

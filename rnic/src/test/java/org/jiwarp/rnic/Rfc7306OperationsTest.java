@@ -158,8 +158,9 @@ class Rfc7306OperationsTest {
                     new Sge(pair.clientRegion, 0, 8), 1));
             WorkCompletion wc = take(pair.clientCq);
             assertEquals(1, wc.workRequestId());
-            assertEquals(WcStatus.REMOTE_ACCESS_ERROR, wc.status(), wc.toString());
-            assertEquals(TerminateError.RDMAP_BASE_OR_BOUNDS_VIOLATION, wc.error());
+            // RFC 7306 section 8.2: RDMAP / Remote Operation / Catastrophic error, localized to the stream.
+            assertEquals(WcStatus.REMOTE_OPERATION_ERROR, wc.status(), wc.toString());
+            assertEquals(TerminateError.RDMAP_CATASTROPHIC_LOCAL_TO_STREAM, wc.error());
         }
         try (RnicPair pair = pair(false, false)) {
             MemoryRegion noAtomics = pair.serverPd.register(java.nio.ByteBuffer.allocateDirect(64),

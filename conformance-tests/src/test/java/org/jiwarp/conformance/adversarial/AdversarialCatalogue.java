@@ -80,6 +80,7 @@ import org.jiwarp.wire.rdmap.AtomicResponseHeader;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.ReadRequestHeader;
+import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateHeader;
 
 /**
@@ -261,7 +262,7 @@ public final class AdversarialCatalogue {
      * meet at jiwarp, and the well-formed ones served.
      */
     private static void rfc7306(List<Entry> e) {
-        e.add(op("atomic-fetch-add-served", "RFC 7306 4.3, 4.4, 5",
+        e.add(op("atomic-fetch-add-served", "RFC 7306 5.2.1, 5.2.2, 5.4",
                 ctx -> {
                     ctx.regions.write.buffer().setLong(0, 40);
                     ctx.sendGood(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 0x1234, ctx.writeStag(),
@@ -280,50 +281,50 @@ public final class AdversarialCatalogue {
                             assertEquals(42, ctx.regions.write.buffer().getLong(0));
                         }))
                 .allow(AdversarialCatalogue::firstWrite));
-        e.add(op("atomic-reserved-operation", "RFC 7306 4.3 (Atomic Operation), RFC 5040 7.2",
-                ctx -> ctx.send(Ulpdus.atomicRequest(1, 0x3, 1, ctx.writeStag(), ctx.writeTo(0), 1)),
+        e.add(op("atomic-reserved-operation", "RFC 7306 10.1 (0x1 reserved), 8.2; RFC 5040 7.2",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, 0x1, 1, ctx.writeStag(), ctx.writeTo(0), 1)),
                 terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
-        e.add(op("atomic-target-not-8-octet-aligned", "RFC 7306 4.3 (Remote Tagged Offset)",
+        e.add(op("atomic-target-not-8-octet-aligned", "RFC 7306 5.1.1, 8.2",
                 ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(),
                         ctx.writeTo(4), 1)),
-                terminate(RDMAP_BASE_OR_BOUNDS_VIOLATION, DDP_HEADER)));
-        e.add(op("atomic-on-a-region-without-remote-atomic", "RFC 7306 4.3, RFC 5040 7.2",
-                ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.SWAP.code(), 1, ctx.regions.readOnly.stag(),
+                terminate(TerminateError.RDMAP_CATASTROPHIC_LOCAL_TO_STREAM, DDP_HEADER)));
+        e.add(op("atomic-on-a-region-without-remote-atomic", "RFC 7306 5.2.1, 8.2; RFC 5040 7.2",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.COMPARE_SWAP.code(), 1, ctx.regions.readOnly.stag(),
                         ctx.regions.readOnly.address(), 1)),
                 terminate(RDMAP_ACCESS_RIGHTS_VIOLATION, DDP_HEADER)));
-        e.add(op("atomic-stag-unknown", "RFC 7306 4.3, RFC 5040 7.2",
+        e.add(op("atomic-stag-unknown", "RFC 7306 5.2.1, 8.2; RFC 5040 7.2",
                 ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.COMPARE_SWAP.code(), 1, UNKNOWN_STAG, 0, 1)),
                 terminate(RDMAP_INVALID_STAG, DDP_HEADER)));
-        e.add(op("atomic-stag-of-another-protection-domain", "RFC 7306 4.3, RFC 5040 8.1.1 rule 1",
+        e.add(op("atomic-stag-of-another-protection-domain", "RFC 7306 5.2.1; RFC 5040 8.1.1 rule 1",
                 ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1,
                         ctx.regions.foreign.stag(), ctx.regions.foreign.address(), 1)),
                 terminate(RDMAP_STAG_NOT_ASSOCIATED, DDP_HEADER)));
-        e.add(op("atomic-target-past-the-end", "RFC 7306 4.3, RFC 5040 7.2",
+        e.add(op("atomic-target-past-the-end", "RFC 7306 5.2.1, 8.2; RFC 5040 7.2",
                 ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(),
                         ctx.writeTo(JiwarpTarget.WRITE_LENGTH), 1)),
                 terminate(RDMAP_BASE_OR_BOUNDS_VIOLATION, DDP_HEADER)));
-        e.add(op("atomic-target-to-wraps", "RFC 7306 4.3, RFC 5040 7.2",
+        e.add(op("atomic-target-to-wraps", "RFC 7306 5.2.1, 8.2; RFC 5040 7.2",
                 ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(), -4L, 1)),
                 terminate(RDMAP_TO_WRAP, DDP_HEADER)));
-        e.add(op("atomic-request-of-40-octets", "RFC 7306 4.3 (52 octets), RFC 5041 7.1",
+        e.add(op("atomic-request-of-40-octets", "RFC 7306 5.2.1 (52 octets), RFC 5041 7.1",
                 ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.ATOMIC_REQUEST), 0,
                         DdpHeaders.QN_READ_REQUEST, 1, 0, 40)),
                 terminate(DDP_UNTAGGED_MESSAGE_TOO_LONG, DDP_HEADER)));
-        e.add(op("atomic-request-on-queue-0", "RFC 7306 4.1 (queue 1)",
+        e.add(op("atomic-request-on-queue-0", "RFC 7306 4.1, 5.2.1 (queue 1)",
                 ctx -> ctx.send(Ulpdus.atomicRequest(UNTAGGED_LAST, DdpHeaders.QN_SEND, 1, 0,
                         AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(), ctx.writeTo(0), 1, 0, 0, 0)),
                 terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
-        e.add(op("atomic-request-msn-after-a-read-request", "RFC 7306 5 (queue 1 MSNs shared), RFC 5041 5.3",
+        e.add(op("atomic-request-msn-after-a-read-request", "RFC 7306 5.2.1 (queue 1 MSNs shared), RFC 5041 5.3",
                 ctx -> {
                     ctx.sendGood(readOf(1, ctx.regions.readOnly, 0, 8));
                     ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(),
                             ctx.writeTo(0), 1));
                 },
                 terminate(DDP_UNTAGGED_INVALID_MSN_RANGE, DDP_HEADER)));
-        e.add(op("atomic-response-with-no-atomic-outstanding", "RFC 7306 4.4, 5; RFC 5040 7.2",
+        e.add(op("atomic-response-with-no-atomic-outstanding", "RFC 7306 5.2.2, 5.4; RFC 5040 7.2",
                 ctx -> ctx.send(Ulpdus.atomicResponse(1, 7, 42)),
                 terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
-        e.add(op("atomic-response-to-another-request", "RFC 7306 4.4 (Original Request Identifier), 5",
+        e.add(op("atomic-response-to-another-request", "RFC 7306 5.2.2 (Original Request Identifier), 5.4",
                 ctx -> {
                     ctx.sendGood(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 8));
                     ctx.served.qp.postSend(SendWorkRequest.fetchAdd(78, PEER_SOURCE_TO, PEER_SOURCE_STAG,
@@ -337,10 +338,10 @@ public final class AdversarialCatalogue {
                     ctx.send(Ulpdus.atomicResponse(1, id + 1, 5));
                 },
                 terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)).allow(AdversarialCatalogue::firstWrite));
-        e.add(op("atomic-response-msn-2-first", "RFC 7306 5 (queue 3), RFC 5041 5.3",
+        e.add(op("atomic-response-msn-2-first", "RFC 7306 5.2.2 (queue 3), RFC 5041 5.3",
                 ctx -> ctx.send(Ulpdus.atomicResponse(2, 7, 42)),
                 terminate(DDP_UNTAGGED_INVALID_MSN_RANGE, DDP_HEADER)));
-        e.add(op("immediate-data-served", "RFC 7306 4.2, 5",
+        e.add(op("immediate-data-served", "RFC 7306 6.2, 6.3",
                 ctx -> ctx.sendGood(Ulpdus.immediateData(1, true, 0x0102_0304_0506_0708L)),
                 accepted("receive 0 completes with the 8 octets and a Solicited Event, nothing placed", ctx -> {
                     WorkCompletion wc = ctx.served.cq.take(Outcome.WAIT_MILLIS, TimeUnit.MILLISECONDS);
@@ -351,11 +352,11 @@ public final class AdversarialCatalogue {
                     assertTrue(wc.solicited());
                     ctx.receivesTaken.add(wc.workRequestId());
                 })));
-        e.add(op("immediate-data-of-4-octets", "RFC 7306 4.2 (8 octets), RFC 5041 7.1",
+        e.add(op("immediate-data-of-4-octets", "RFC 7306 6.2 (8 octets), RFC 5041 7.1",
                 ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.IMMEDIATE_DATA), 0, DdpHeaders.QN_SEND,
                         1, 0, 4)),
                 terminate(DDP_UNTAGGED_MESSAGE_TOO_LONG, DDP_HEADER)));
-        e.add(op("immediate-data-with-no-receive-posted", "RFC 7306 4.2, RFC 5041 7.1",
+        e.add(op("immediate-data-with-no-receive-posted", "RFC 7306 6.3, RFC 5041 7.1",
                 ctx -> {
                     ctx.fence(1, 0);
                     ctx.send(Ulpdus.immediateData(2, false, 1));

@@ -1,17 +1,18 @@
 package org.jiwarp.wire.rdmap;
 
 /**
- * The operations an Atomic Request asks for (RFC 7306 section 4.3, the Atomic Operation field; the
- * IANA "RDMAP Message Atomic Operation Subcodes"), each with its masked form, and what each does to
- * the 64-bit value at the Remote Tagged Offset.
+ * The operations an Atomic Request asks for (RFC 7306 sections 5.1 and 10.1, the "RDMAP Message
+ * Atomic Operation Subcodes": 0x0 FetchAdd, 0x1 reserved, 0x2 CmpSwap), and what each does to the
+ * 64-bit value at the Remote Tagged Offset.
  *
  * <ul>
- *   <li>{@link #FETCH_ADD}: adds Add Data; a bit set in Add Mask ends a field: the carry out of
- *       that bit is dropped, so one request adds to several independent counters (Add Mask 0 is a
- *       plain 64-bit add);</li>
- *   <li>{@link #SWAP}: writes the Swap Data bits that Swap Mask selects (all ones: a plain swap);</li>
- *   <li>{@link #COMPARE_SWAP}: when the bits Compare Mask selects equal those of Compare Data,
- *       writes the Swap Data bits Swap Mask selects; otherwise leaves the value.</li>
+ *   <li>{@link #FETCH_ADD} (section 5.1.1): adds Add Data; a bit set in Add Mask ends a field: the
+ *       carry out of that bit is dropped, so one request adds to several independent counters (Add
+ *       Mask 0 is a plain 64-bit add);</li>
+ *   <li>{@link #COMPARE_SWAP} (section 5.1.2): when the bits Compare Mask selects equal those of
+ *       Compare Data, writes the Swap Data bits Swap Mask selects; otherwise leaves the value. With
+ *       Compare Mask 0 it always writes: an unconditional (masked) swap, which RFC 7306 has no
+ *       subcode of its own for.</li>
  * </ul>
  *
  * <p>Every operation returns the value as it was before (the Atomic Response's Original Remote
@@ -19,7 +20,6 @@ package org.jiwarp.wire.rdmap;
  */
 public enum AtomicOperation {
     FETCH_ADD(0x0, "FetchAdd"),
-    SWAP(0x1, "Swap"),
     COMPARE_SWAP(0x2, "CmpSwap");
 
     private final int code;
@@ -40,11 +40,10 @@ public enum AtomicOperation {
         return rfcName;
     }
 
-    /** The operation for a 4-bit value, or {@code null} for the reserved values 0x3..0xF. */
+    /** The operation for a 4-bit value, or {@code null} for the reserved values 0x1 and 0x3..0xF. */
     public static AtomicOperation valueOf(int code) {
         switch (code) {
             case 0x0: return FETCH_ADD;
-            case 0x1: return SWAP;
             case 0x2: return COMPARE_SWAP;
             default: return null;
         }
@@ -62,8 +61,6 @@ public enum AtomicOperation {
         switch (this) {
             case FETCH_ADD:
                 return maskedAdd(original, data, dataMask);
-            case SWAP:
-                return (original & ~dataMask) | (data & dataMask);
             default:
                 if (((original ^ compare) & compareMask) != 0) {
                     return original;

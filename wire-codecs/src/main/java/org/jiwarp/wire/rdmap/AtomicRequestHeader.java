@@ -3,7 +3,7 @@ package org.jiwarp.wire.rdmap;
 import io.netty.buffer.ByteBuf;
 
 /**
- * The Atomic Request header (RFC 7306 section 4.3), the 52-octet payload of an untagged message on
+ * The Atomic Request header (RFC 7306 section 5.2.1), the 52-octet payload of an untagged message on
  * queue 1 (shared with RDMA Read Requests). Offsets count from the first byte after the untagged
  * DDP header. Wireshark names the fields {@code iwarp_rdma.atomic.*}.
  *

@@ -3,7 +3,7 @@ package org.jiwarp.wire.rdmap;
 import io.netty.buffer.ByteBuf;
 
 /**
- * The Atomic Response header (RFC 7306 section 4.4), the 12-octet payload of an untagged message on
+ * The Atomic Response header (RFC 7306 section 5.2.2), the 12-octet payload of an untagged message on
  * queue 3: which request it answers, and the value the target held before the operation.
  *
  * <pre>

@@ -20,15 +20,16 @@ class AtomicOperationTest {
                 0x0000_0001_0000_0001L, 0x8000_0000_8000_0000L, 0, 0));
         assertEquals(0x0000_FF00L, AtomicOperation.FETCH_ADD.apply(0x0000_FFFFL, 0x01, 0x80, 0, 0),
                 "the low byte wraps alone: FF+1 = 00, its carry dropped at bit 7");
-        // Swap: the Swap Mask selects the bits written.
-        assertEquals(7, AtomicOperation.SWAP.apply(0x1234, 7, -1L, 0, 0));
-        assertEquals(0xAB34, AtomicOperation.SWAP.apply(0x1234, 0xABCD, 0xFF00, 0, 0));
+        // Compare Mask 0 always matches: a swap; the Swap Mask selects the bits written.
+        assertEquals(7, AtomicOperation.COMPARE_SWAP.apply(0x1234, 7, -1L, 0, 0));
+        assertEquals(0xAB34, AtomicOperation.COMPARE_SWAP.apply(0x1234, 0xABCD, 0xFF00, 99, 0));
         // Compare and Swap: only when the compared bits match.
         assertEquals(99, AtomicOperation.COMPARE_SWAP.apply(5, 99, -1L, 5, -1L));
         assertEquals(5, AtomicOperation.COMPARE_SWAP.apply(5, 99, -1L, 6, -1L));
         assertEquals(0x1200_0063L, AtomicOperation.COMPARE_SWAP.apply(0x63, 0x1200_0000L, 0xFFFF_0000L, 0x4463,
                 0xFF), "compares the low byte only, writes the masked bits only");
         assertEquals(0x63, AtomicOperation.COMPARE_SWAP.apply(0x63, 0x1200_0000L, 0xFFFF_0000L, 0x4464, 0xFF));
+        assertNull(AtomicOperation.valueOf(1), "RFC 7306 section 10.1: subcode 1 is reserved");
         assertNull(AtomicOperation.valueOf(3));
         assertEquals(AtomicOperation.COMPARE_SWAP, AtomicOperation.valueOf(2));
     }
