@@ -24,8 +24,8 @@ public interface RdmapListener {
     void receiveFailed(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error);
 
     /**
-     * An Immediate Data message (RFC 7306 section 6.3) used up {@code buffer}: nothing is placed in
-     * it; the 8 octets travel in the completion.
+     * An Immediate Data message (RFC 7306 section 6.3) used up {@code buffer}: its 8 octets are
+     * placed there and travel in the completion too.
      */
     void immediateDataReceived(ReceiveBuffer buffer, long immediateData, boolean solicited);
 

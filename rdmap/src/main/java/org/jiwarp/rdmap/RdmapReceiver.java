@@ -155,8 +155,9 @@ public final class RdmapReceiver {
     }
 
     /**
-     * RFC 7306 section 6.3: Immediate Data is one segment of exactly 8 octets on queue 0; it uses up
-     * a posted receive (in MSN order with the Sends) without placing anything in it.
+     * RFC 7306 sections 6.2 and 6.3: Immediate Data is one segment of exactly 8 octets on queue 0;
+     * it uses up a posted receive (in MSN order with the Sends), into which its 8 octets go, and
+     * they go up in the completion too.
      */
     private void onImmediateData(ByteBuf ulpdu, RdmapOpcode opcode, long msn, long mo, boolean last, int payload,
             int length) {
@@ -166,7 +167,7 @@ public final class RdmapReceiver {
                     + RdmapOpcode.IMMEDIATE_DATA_LENGTH);
         }
         long data = ulpdu.getLong(payload);
-        UntaggedQueue.Placement placement = receives.place(msn, mo, true, ulpdu, payload, 0);
+        UntaggedQueue.Placement placement = receives.place(msn, mo, true, ulpdu, payload, length);
         listener.immediateDataReceived(placement.buffer(), data, opcode.solicitedEvent());
     }
 

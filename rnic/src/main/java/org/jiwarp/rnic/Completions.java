@@ -1,6 +1,7 @@
 package org.jiwarp.rnic;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
@@ -64,7 +65,8 @@ final class Completions {
     /** A receive used up by an Immediate Data message (RFC 7306 section 6.3). */
     void receiveImmediate(long id, long immediateData, boolean solicited) {
         receiveOutstanding.decrementAndGet();
-        config.receiveCq().add(new WorkCompletion().set(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA, 0, qp,
+        config.receiveCq().add(new WorkCompletion().set(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA,
+                RdmapOpcode.IMMEDIATE_DATA_LENGTH, qp,
                 0, solicited, null).immediateData(immediateData));
     }
 

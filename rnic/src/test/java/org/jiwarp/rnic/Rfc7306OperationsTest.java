@@ -74,7 +74,7 @@ class Rfc7306OperationsTest {
 
             // Immediate Data, with and without Solicited Event: a receive used up, the 8 octets in it.
             pair.server.postReceive(new ReceiveWorkRequest(100, new Sge(pair.serverRegion, 0, 16)));
-            pair.server.postReceive(new ReceiveWorkRequest(101, new Sge(pair.serverRegion, 0, 16)));
+            pair.server.postReceive(new ReceiveWorkRequest(101, new Sge(pair.serverRegion, 64, 16)));
             pair.client.postSend(SendWorkRequest.immediateData(8, 0x0102_0304_0506_0708L));
             pair.client.postSend(SendWorkRequest.immediateData(9, -2L).solicited());
             for (long id = 8; id <= 9; id++) {
@@ -87,10 +87,14 @@ class Rfc7306OperationsTest {
             assertEquals(WcOpcode.RECEIVE_IMMEDIATE_DATA, first.opcode(), first.toString());
             assertEquals(100, first.workRequestId());
             assertEquals(0x0102_0304_0506_0708L, first.immediateData());
+            assertEquals(8, first.byteLength());
+            assertEquals(0x0102_0304_0506_0708L, pair.serverRegion.buffer().getLong(0),
+                    "RFC 7306 section 6.2: the 8 octets go to the untagged buffer");
             assertEquals(false, first.solicited());
             WorkCompletion second = take(pair.serverCq);
             assertEquals(101, second.workRequestId());
             assertEquals(-2L, second.immediateData());
+            assertEquals(-2L, pair.serverRegion.buffer().getLong(64));
             assertTrue(second.solicited());
             assertNull(pair.client.terminateReceived());
             assertNull(pair.server.terminateReceived());

@@ -343,15 +343,17 @@ public final class AdversarialCatalogue {
                 terminate(DDP_UNTAGGED_INVALID_MSN_RANGE, DDP_HEADER)));
         e.add(op("immediate-data-served", "RFC 7306 6.2, 6.3",
                 ctx -> ctx.sendGood(Ulpdus.immediateData(1, true, 0x0102_0304_0506_0708L)),
-                accepted("receive 0 completes with the 8 octets and a Solicited Event, nothing placed", ctx -> {
+                accepted("receive 0 completes with the 8 octets, placed in it, and a Solicited Event", ctx -> {
                     WorkCompletion wc = ctx.served.cq.take(Outcome.WAIT_MILLIS, TimeUnit.MILLISECONDS);
                     assertNotNull(wc, "no completion: " + ctx.peer.describe());
                     assertEquals(JiwarpTarget.FIRST_RECEIVE_ID, wc.workRequestId(), wc.toString());
                     assertEquals(WcOpcode.RECEIVE_IMMEDIATE_DATA, wc.opcode(), wc.toString());
                     assertEquals(0x0102_0304_0506_0708L, wc.immediateData());
+                    assertEquals(8, wc.byteLength());
+                    assertEquals(0x0102_0304_0506_0708L, ctx.regions.receive.buffer().getLong(0), "placed in receive 0");
                     assertTrue(wc.solicited());
                     ctx.receivesTaken.add(wc.workRequestId());
-                })));
+                })).allow(r -> receive0(r, 8)));
         e.add(op("immediate-data-of-4-octets", "RFC 7306 6.2 (8 octets), RFC 5041 7.1",
                 ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.IMMEDIATE_DATA), 0, DdpHeaders.QN_SEND,
                         1, 0, 4)),
