@@ -63,7 +63,7 @@ final class JiwarpClient implements BenchTransport {
         // Write latency sends from the first half and polls the second, where the server writes back.
         boolean polled = spec.mode() == BenchMode.LAT && spec.op() == BenchOp.WRITE;
         // An atomic's result lands in octets 0 to 7; its check reads the server's value into 8 to 15.
-        int length = polled ? 2 * spec.size() : spec.op().atomic() ? 16 : spec.size();
+        int length = polled ? 2 * spec.size() : spec.op().eightOctets() ? 16 : spec.size();
         MemoryRegion region = pd.register(ByteBuffer.allocateDirect(length),
                 Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
         BenchSpec sent = spec.withRemote(region.address() + (polled ? spec.size() : 0), region.stag());
@@ -151,6 +151,13 @@ final class JiwarpClient implements BenchTransport {
     static CompletableFuture<Void> verifyAtomics(QueuePair qp, CompletionQueue cq, MemoryRegion region,
             long remoteAddress, int rkey, BenchSpec spec, long count) {
         long expected = spec.op() == BenchOp.FETCH_ADD ? PATTERN_WORD + count : PATTERN_WORD;
+        return verifyServerValue(qp, cq, region, remoteAddress, rkey, expected, count + " "
+                + spec.op().displayName() + " operations");
+    }
+
+    /** Reads the server's first 8 octets into octets 8 to 15 of {@code region} and compares them with {@code expected}. */
+    static CompletableFuture<Void> verifyServerValue(QueuePair qp, CompletionQueue cq, MemoryRegion region,
+            long remoteAddress, int rkey, long expected, String after) {
         CompletableFuture<Void> checked = new CompletableFuture<>();
         cq.onCompletion(wc -> {
             if (wc.status() != WcStatus.SUCCESS) {
@@ -162,8 +169,7 @@ final class JiwarpClient implements BenchTransport {
                     checked.complete(null);
                 } else {
                     checked.completeExceptionally(new IllegalStateException(String.format(
-                            "after %d %s operations the server holds 0x%x, expected 0x%x", count,
-                            spec.op().displayName(), value, expected)));
+                            "after %s the server holds 0x%x, expected 0x%x", after, value, expected)));
                 }
             }
         });
@@ -251,6 +257,11 @@ final class JiwarpClient implements BenchTransport {
             if (spec.op().atomic()) {
                 return finished().thenCompose(p -> verifyAtomics(qp, cq, region, remoteAddress, rkey, spec, p.posted));
             }
+            if (spec.op() == BenchOp.IMMEDIATE) {
+                // The server's receives all start at its buffer: the last Immediate Data's 8 octets are there.
+                return finished().thenCompose(p -> verifyServerValue(qp, cq, region, remoteAddress, rkey,
+                        (p.posted - 1) % spec.txDepth(), p.posted + " Immediate Data messages"));
+            }
             return JiwarpClient.verify(qp, cq, region, remoteAddress, rkey, spec);
         }
 
@@ -328,6 +339,10 @@ final class JiwarpClient implements BenchTransport {
         public CompletableFuture<Void> verify() {
             if (spec.op().atomic()) {
                 return finished().thenCompose(p -> verifyAtomics(qp, cq, region, remoteAddress, rkey, spec, p.count));
+            }
+            if (spec.op() == BenchOp.IMMEDIATE) {
+                // Every echo was checked as it arrived (onCompletion).
+                return finished().thenApply(p -> null);
             }
             return JiwarpClient.verify(qp, cq, region, 0, 0, spec);
         }
