@@ -48,9 +48,14 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = {"-p", "--port"}, description = "Port (default ${DEFAULT-VALUE}).")
     int port = DEFAULT_PORT;
 
-    @Option(names = "--op", split = ",", paramLabel = "write|read|send",
-            description = "Operations to measure (default: write,read,send).")
+    @Option(names = "--op", split = ",", paramLabel = "write|read|send|atomic",
+            description = "Operations to measure (default: write,read,send); atomic is RFC 7306 fetch-and-add and "
+                    + "compare-and-swap on 8 octets (fetch_add or compare_swap for one of them).")
     List<BenchOp> ops = new ArrayList<>(List.of(BenchOp.WRITE, BenchOp.READ, BenchOp.SEND));
+
+    @Option(names = "--imm", description = "With --op send: RFC 7306 Immediate Data (8 octets carried in the peer's "
+            + "receive completion) instead of Sends.")
+    boolean immediate;
 
     @Option(names = "--lat", description = "Latency (ping-pong, as ib_*_lat) instead of bandwidth.")
     boolean latency;
@@ -133,15 +138,15 @@ final class BenchCommand implements Callable<Integer> {
             try (BenchRun run = host == null ? BenchRun.embedded(settings)
                     : BenchRun.remote(settings, new InetSocketAddress(host, port),
                             new InetSocketAddress(host, port + 1))) {
-                for (BenchOp op : ops) {
+                for (BenchOp op : operations()) {
                     if (warmup > 0) {
-                        BenchSpec first = specFor(op, sizes().get(0));
+                        BenchSpec first = specFor(op, sizes(op).get(0));
                         run.run("jiwarp", first, queuePairs, Limit.seconds(warmup), null);
                         if (baseline != null) {
                             run.run("tcp", first, queuePairs, Limit.seconds(warmup), null);
                         }
                     }
-                    for (int messageSize : sizes()) {
+                    for (int messageSize : sizes(op)) {
                         BenchSpec benchSpec = specFor(op, messageSize);
                         results.add(run.run("jiwarp", benchSpec, queuePairs, limit(), interactive ? line -> {
                             err.print("\r" + line + "   ");
@@ -219,6 +224,18 @@ final class BenchCommand implements Callable<Integer> {
         if (ops.isEmpty()) {
             throw new CommandLine.ParameterException(line, "--op needs at least one operation");
         }
+        if (ops.contains(BenchOp.IMMEDIATE)) {
+            throw new CommandLine.ParameterException(line, "--op takes write, read, send or atomic (Immediate Data is "
+                    + "--op send --imm)");
+        }
+        if (immediate && !ops.contains(BenchOp.SEND)) {
+            throw new CommandLine.ParameterException(line, "--imm goes with --op send");
+        }
+        boolean onlyEightOctets = ops.stream().allMatch(op -> op.atomic() || op == BenchOp.SEND && immediate);
+        if (onlyEightOctets && (allSizes || size != null && size != 8)) {
+            throw new CommandLine.ParameterException(line, "atomics and Immediate Data move 8 octets: leave out -s "
+                    + "and -a");
+        }
         if (latency && ops.contains(BenchOp.WRITE) && queuePairs > 1) {
             throw new CommandLine.ParameterException(line, "write latency runs one queue pair (it polls memory)");
         }
@@ -227,6 +244,27 @@ final class BenchCommand implements Callable<Integer> {
     private org.jiwarp.mpa.MpaSettings mpaSettings() {
         org.jiwarp.mpa.MpaSettings.Builder mpa = connection.mpa(RnicOptions.defaults().mpa());
         return (emss != null ? mpa.emss(emss) : mpa.largeFpdus(true)).build();
+    }
+
+    /** The operations in order, {@code atomic} as fetch-and-add then compare-and-swap. */
+    private List<BenchOp> operations() {
+        List<BenchOp> list = new ArrayList<>();
+        for (BenchOp op : ops) {
+            if (op == BenchOp.SEND && immediate) {
+                list.add(BenchOp.IMMEDIATE);
+            } else if (op == BenchOp.ATOMIC) {
+                list.add(BenchOp.FETCH_ADD);
+                list.add(BenchOp.COMPARE_SWAP);
+            } else {
+                list.add(op);
+            }
+        }
+        return list;
+    }
+
+    /** The sizes an operation runs at: 8 octets for an atomic, else as -s and -a say. */
+    private List<Integer> sizes(BenchOp op) {
+        return op.eightOctets() ? List.of(8) : sizes();
     }
 
     private List<Integer> sizes() {

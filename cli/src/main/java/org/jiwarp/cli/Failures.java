@@ -129,6 +129,11 @@ public final class Failures {
             case RDMA_WRITE -> "RDMA Write";
             case RDMA_READ -> "RDMA Read";
             case RECEIVE -> "receive";
+            case IMMEDIATE_DATA -> "Immediate Data";
+            case RECEIVE_IMMEDIATE_DATA -> "receive of Immediate Data";
+            case ATOMIC_FETCH_ADD -> "atomic fetch-and-add";
+            case ATOMIC_SWAP -> "atomic swap";
+            case ATOMIC_COMPARE_SWAP -> "atomic compare-and-swap";
         };
     }
 

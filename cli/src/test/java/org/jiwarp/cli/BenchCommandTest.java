@@ -81,6 +81,46 @@ class BenchCommandTest {
         assertTrue(Pattern.compile("\"p99\":[0-9.]+,\"p99.9\":[0-9.]+,").matcher(many.out()).find(), many.out());
     }
 
+    /**
+     * RFC 7306 atomics as ib_atomic_bw and ib_atomic_lat: fetch-and-add and compare-and-swap rate and
+     * latency beside the TCP baseline (an 8-octet request and answer); each run ends by reading the
+     * server's value back (fetch-and-add: the pattern word plus every add), or the run fails.
+     */
+    @Test
+    void atomicsRunBesideTheTcpBaseline() {
+        Run bw = jiwarp("bench", "-n", "300", "--warmup", "0", "--baseline", "tcp", "--op", "atomic", "--json");
+        assertEquals(0, bw.exit(), bw.err());
+        for (String op : new String[] {"fetch_add", "compare_swap"}) {
+            for (String stack : new String[] {"jiwarp", "tcp"}) {
+                assertTrue(bw.out().contains("{\"stack\":\"" + stack + "\",\"op\":\"" + op
+                        + "\",\"mode\":\"bw\",\"bytes\":8,\"connections\":1,"), stack + " " + op + " in " + bw.out());
+            }
+        }
+        Run lat = jiwarp("bench", "--lat", "-n", "200", "-q", "2", "--warmup", "0", "--op", "fetch_add,compare_swap");
+        assertEquals(0, lat.exit(), lat.err());
+        for (String op : new String[] {"fadd-lat", "cas-lat"}) {
+            assertTrue(Pattern.compile("(?m)^jiwarp\\s+" + op + "\\s+8\\s+2\\s+400\\s").matcher(lat.out()).find(),
+                    lat.out());
+        }
+    }
+
+    /**
+     * RFC 7306 Immediate Data with --op send --imm: 8 octets per message in the peer's receive
+     * completion; in latency runs the server echoes them and the client checks each echo.
+     */
+    @Test
+    void immediateDataRunsWithOpSendImm() {
+        Run bw = jiwarp("bench", "-n", "300", "--warmup", "0", "--baseline", "tcp", "--op", "send", "--imm", "--json");
+        assertEquals(0, bw.exit(), bw.err());
+        for (String stack : new String[] {"jiwarp", "tcp"}) {
+            assertTrue(bw.out().contains("{\"stack\":\"" + stack + "\",\"op\":\"immediate\",\"mode\":\"bw\","
+                    + "\"bytes\":8,\"connections\":1,"), stack + " in " + bw.out());
+        }
+        Run lat = jiwarp("bench", "--lat", "-n", "200", "--warmup", "0", "--op", "send", "--imm");
+        assertEquals(0, lat.exit(), lat.err());
+        assertTrue(Pattern.compile("(?m)^jiwarp\\s+imm-lat\\s+8\\s+1\\s+200\\s").matcher(lat.out()).find(), lat.out());
+    }
+
     @Test
     void latencyRunsPingPongEveryOperation() {
         Run run = jiwarp("bench", "--lat", "-n", "200", "--warmup", "0", "--baseline", "tcp");
@@ -142,7 +182,12 @@ class BenchCommandTest {
             {"bench", "--snaplen", "-5"},
             {"bench", "--server", "somehost"},
             {"bench", "--mpa-rev", "3"},
-            {"bench", "--op", "atomic"},
+            {"bench", "--op", "atomic", "-s", "64"},
+            {"bench", "--op", "fetch_add", "-a"},
+            {"bench", "--op", "multiply"},
+            {"bench", "--op", "immediate"},
+            {"bench", "--op", "write", "--imm"},
+            {"bench", "--op", "send", "--imm", "-s", "64"},
             {"bench", "-q", "0"},
             {"bench", "--emss", "20"},
             {"bench", "--no-such-option"},

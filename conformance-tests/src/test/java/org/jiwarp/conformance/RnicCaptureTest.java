@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What {@link RnicOptions#capture(Path)} writes, held against tshark: two RNICs over loopback, CRC
- * and markers each on and off, one connection doing Send, Write and Read both ways and one ended by
- * a Terminate, every end capturing. Each capture decodes in tshark with no malformed packet, "Good
+ * and markers each on and off, one connection doing Send, Write and Read both ways, one ended by
+ * a Terminate, and one doing every RFC 7306 operation (Immediate Data, atomics), every end capturing. Each capture decodes in tshark with no malformed packet, "Good
  * CRC32" on every FPDU when CRC is on, and the same fields as jiwarp's decoder, frame by frame.
  *
  * <p>Four of these captures are committed as {@code pcap-samples/rnic-*.pcap} with their expected
@@ -66,16 +66,21 @@ class RnicCaptureTest {
                         + (markers ? "markers" : "nomarkers")));
                 CapturingRnics.Connection operations;
                 CapturingRnics.Connection terminated;
+                CapturingRnics.Connection rfc7306;
                 try (CapturingRnics peers = new CapturingRnics(mpa(crc, markers), directory)) {
                     operations = peers.connect();
                     operations.sendWriteAndRead();
                     terminated = peers.connect();
                     terminated.writeToAnInvalidStag();
+                    rfc7306 = peers.connect();
+                    rfc7306.atomicsAndImmediateData();
                 }
                 CAPTURES.put(framing + " operations client", directory.resolve(operations.clientFile()));
                 CAPTURES.put(framing + " operations server", directory.resolve(operations.serverFile()));
                 CAPTURES.put(framing + " terminate client", directory.resolve(terminated.clientFile()));
                 CAPTURES.put(framing + " terminate server", directory.resolve(terminated.serverFile()));
+                CAPTURES.put(framing + " rfc7306 client", directory.resolve(rfc7306.clientFile()));
+                CAPTURES.put(framing + " rfc7306 server", directory.resolve(rfc7306.serverFile()));
             }
         }
         for (Path file : CAPTURES.values()) {

@@ -19,6 +19,8 @@ import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.capture.pcap.LinkType;
 import org.jiwarp.capture.pcap.PcapWriter;
 import org.jiwarp.capture.pcap.SyntheticTcpCapture;
+import org.jiwarp.wire.rdmap.AtomicRequestHeader;
+import org.jiwarp.wire.rdmap.AtomicResponseHeader;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.ReadRequestHeader;
@@ -98,8 +100,14 @@ final class SampleCaptures {
             c.client(send(RdmapOpcode.SEND, true, 0, 5, 30, pattern(10, 5)));
             c.server(send(RdmapOpcode.IMMEDIATE_DATA, true, 0, 2, 0, pattern(8, 6)));
             c.server(send(RdmapOpcode.IMMEDIATE_DATA_WITH_SE, true, 0, 3, 0, pattern(8, 7)));
-            c.client(atomicRequest(1, 0, 7, 0x00012301, 0x7f00_1000_0008L, 5, -1L));
+            // RFC 7306 section 5.4: Atomic Requests share queue 1's MSNs with the Read Request above.
+            c.client(atomicRequest(2, 0, 7, 0x00012301, 0x7f00_1000_0008L, 5, 0, 0, 0));
             c.server(atomicResponse(1, 7, 42));
+            // A masked swap: CmpSwap with Compare Mask 0 (RFC 7306 reserves subcode 1).
+            c.client(atomicRequest(3, 2, 8, 0x00012301, 0x7f00_1000_0010L, 0xABCDL, 0xFFFFL, 0, 0));
+            c.server(atomicResponse(2, 8, 47));
+            c.client(atomicRequest(4, 2, 9, 0x00012301, 0x7f00_1000_0018L, 99, -1L, 41, 0xFFL));
+            c.server(atomicResponse(3, 9, 41));
             c.client(send(RdmapOpcode.SEND, true, 0, 6, 0, new byte[0]));
         }
     }
@@ -272,30 +280,23 @@ final class SampleCaptures {
         return ulpdu;
     }
 
-    /** RFC 7306 section 4.2: Atomic Request (fetch-and-add when {@code atomicOpcode} is 0). */
-    static ByteBuf atomicRequest(long msn, int atomicOpcode, int requestId, int stag, long taggedOffset, long add,
-            long mask) {
+    /** RFC 7306 section 5.2.1: Atomic Request (0 FetchAdd, 1 Swap, 2 CmpSwap). */
+    static ByteBuf atomicRequest(long msn, int atomicOpcode, int requestId, int stag, long taggedOffset, long data,
+            long dataMask, long compare, long compareMask) {
         ByteBuf ulpdu = Unpooled.buffer();
         DdpHeaders.writeUntagged(ulpdu, true, RdmapHeaders.controlByte(RdmapOpcode.ATOMIC_REQUEST), 0,
                 DdpHeaders.QN_READ_REQUEST, msn, 0);
-        ulpdu.writeInt(atomicOpcode & 0xF);
-        ulpdu.writeInt(requestId);
-        ulpdu.writeInt(stag);
-        ulpdu.writeLong(taggedOffset);
-        ulpdu.writeLong(add);
-        ulpdu.writeLong(mask);
-        ulpdu.writeLong(0);
-        ulpdu.writeLong(0);
+        AtomicRequestHeader.write(ulpdu, atomicOpcode, requestId, stag, taggedOffset, data, dataMask, compare,
+                compareMask);
         return ulpdu;
     }
 
-    /** RFC 7306 section 4.3: Atomic Response. */
+    /** RFC 7306 section 5.2.2: Atomic Response. */
     static ByteBuf atomicResponse(long msn, int requestId, long original) {
         ByteBuf ulpdu = Unpooled.buffer();
         DdpHeaders.writeUntagged(ulpdu, true, RdmapHeaders.controlByte(RdmapOpcode.ATOMIC_RESPONSE), 0,
                 DdpHeaders.QN_ATOMIC_RESPONSE, msn, 0);
-        ulpdu.writeInt(requestId);
-        ulpdu.writeLong(original);
+        AtomicResponseHeader.write(ulpdu, requestId, original);
         return ulpdu;
     }
 

@@ -9,6 +9,7 @@ package org.jiwarp.ddp;
  *       Sink of an RDMA Read this side issued (the Read Response lands there).</li>
  *   <li>{@link #REMOTE_WRITE}: the peer may write it with RDMA Write.</li>
  *   <li>{@link #REMOTE_READ}: the peer may read it with an RDMA Read Request.</li>
+ *   <li>{@link #REMOTE_ATOMIC}: the peer may run RFC 7306 atomic operations on it.</li>
  * </ul>
  *
  * <p>Local read needs no flag: a region is always readable by its owner.
@@ -18,8 +19,9 @@ public final class Access {
     public static final int LOCAL_WRITE = 1;
     public static final int REMOTE_WRITE = 2;
     public static final int REMOTE_READ = 4;
+    public static final int REMOTE_ATOMIC = 8;
     /** Every flag this class defines. */
-    public static final int ALL = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ;
+    public static final int ALL = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
 
     private Access() {
     }
@@ -41,6 +43,7 @@ public final class Access {
         append(out, access, LOCAL_WRITE, "LOCAL_WRITE");
         append(out, access, REMOTE_WRITE, "REMOTE_WRITE");
         append(out, access, REMOTE_READ, "REMOTE_READ");
+        append(out, access, REMOTE_ATOMIC, "REMOTE_ATOMIC");
         int unknown = access & ~ALL;
         if (unknown != 0) {
             out.append(out.length() == 0 ? "" : "|").append("0x").append(Integer.toHexString(unknown));

@@ -47,6 +47,15 @@ public final class SingleSegmentQueue {
      * @throws TerminateException on the first failed check; the MSN is then not taken
      */
     public void accept(long msn, long mo, boolean last, int payloadLength, boolean bufferAvailable) {
+        accept(msn, mo, last, payloadLength, messageLength, bufferAvailable);
+    }
+
+    /**
+     * As {@link #accept(long, long, boolean, int, boolean)}, for a message of {@code messageLength}
+     * octets (queue 1 carries 28-octet Read Requests and, with RFC 7306, 52-octet Atomic Requests).
+     */
+    public void accept(long msn, long mo, boolean last, int payloadLength, int messageLength,
+            boolean bufferAvailable) {
         // RFC 5041 section 5.3: messages on a queue arrive in MSN order.
         if (msn != expectedMsn) {
             throw new TerminateException(TerminateError.DDP_UNTAGGED_INVALID_MSN_RANGE, "MSN " + msn

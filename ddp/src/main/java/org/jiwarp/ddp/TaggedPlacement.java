@@ -1,6 +1,7 @@
 package org.jiwarp.ddp;
 
 import io.netty.buffer.ByteBuf;
+import org.jiwarp.wire.rdmap.AtomicOperation;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateException;
 
@@ -126,6 +127,37 @@ public final class TaggedPlacement {
             if (length > 0) {
                 target.memory().setBytes(target.memoryIndex(taggedOffset), source, index, length);
             }
+        } finally {
+            target.exitPlacement();
+        }
+    }
+
+    /**
+     * Applies an RFC 7306 atomic operation to the 64-bit value (big-endian, network order, as a
+     * {@link java.nio.ByteBuffer} reads it by default) at {@code taggedOffset}, fenced against
+     * invalidation as {@link #place} is. Atomic only with respect to others that hold the same lock
+     * around it: the caller serializes (RDMAP's {@code AtomicResponder}).
+     *
+     * @return the value before the operation
+     * @throws TerminateException {@link TerminateError#DDP_TAGGED_INVALID_STAG} when the region is no longer
+     *     valid
+     */
+    public static long readModifyWrite(TaggedBuffer target, long taggedOffset, AtomicOperation operation, long data,
+            long dataMask, long compare, long compareMask) {
+        if (!inside(target, taggedOffset, Long.BYTES)) {
+            throw new IllegalArgumentException(String.format("8 octets at TO 0x%x do not fit %s", taggedOffset,
+                    target));
+        }
+        // RFC 5041 section 7.1: the STag must be valid, also when it was invalidated after the check.
+        if (!target.enterPlacement()) {
+            throw new TerminateException(TerminateError.DDP_TAGGED_INVALID_STAG, String.format(
+                    "STag 0x%08x, TO 0x%x: invalidated before the atomic operation", target.stag(), taggedOffset));
+        }
+        try {
+            int index = target.memoryIndex(taggedOffset);
+            long original = target.memory().getLong(index);
+            target.memory().setLong(index, operation.apply(original, data, dataMask, compare, compareMask));
+            return original;
         } finally {
             target.exitPlacement();
         }

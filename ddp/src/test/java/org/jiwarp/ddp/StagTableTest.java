@@ -206,7 +206,7 @@ class StagTableTest {
         assertThrows(IllegalArgumentException.class, () -> table.register(1, memory, 0, -1, Access.ALL));
         assertThrows(IllegalArgumentException.class, () -> table.register(1, memory, -16, 17, Access.ALL),
                 "wraps past 2^64");
-        assertThrows(IllegalArgumentException.class, () -> table.register(1, memory, 0, 16, 8), "unknown access");
+        assertThrows(IllegalArgumentException.class, () -> table.register(1, memory, 0, 16, 0x10), "unknown access");
         assertThrows(NullPointerException.class, () -> table.register(1, null, 0, 16, Access.ALL));
         assertEquals(0, table.size());
         TaggedBuffer top = table.register(1, memory, -16, 16, Access.ALL);
@@ -219,7 +219,7 @@ class StagTableTest {
     @Test
     void accessDescribesItsFlags() {
         assertEquals("none", Access.describe(0));
-        assertEquals("LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ", Access.describe(Access.ALL));
+        assertEquals("LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC", Access.describe(Access.ALL));
         assertEquals("REMOTE_READ|0x10", Access.describe(Access.REMOTE_READ | 0x10));
         assertTrue(Access.grants(Access.ALL, Access.REMOTE_WRITE));
         assertFalse(Access.grants(Access.REMOTE_READ, Access.REMOTE_WRITE | Access.REMOTE_READ));

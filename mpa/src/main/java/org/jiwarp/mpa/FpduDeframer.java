@@ -39,7 +39,8 @@ import org.jiwarp.wire.rdmap.TerminateError;
  *       own for an over-long FPDU, and 0x03 is the error about an invalid ULPDU Length field (the
  *       alternative, waiting for the CRC, would mean buffering an FPDU we already know we refuse);</li>
  *   <li>with markers, every marker's FPDUPTR (the leading one 0, the others the distance back to
- *       ULPDU_LENGTH), else {@link TerminateError#LLP_MARKER_ULPDU_LENGTH_MISMATCH}. Markers come first
+ *       ULPDU_LENGTH, its two low bits taken as zero), else
+ *       {@link TerminateError#LLP_MARKER_ULPDU_LENGTH_MISMATCH}. Markers come first
  *       because they say where the FPDU is, and RFC 5044 section 6 has the receiver locate the FPDU
  *       before it checks the CRC; a bad marker with CRC on is therefore reported as a marker error
  *       (it breaks the CRC too, which covers the markers). The marker's
@@ -174,7 +175,8 @@ public final class FpduDeframer extends ByteToMessageDecoder {
             // RFC 5044 section 4.3: FPDUPTR is the distance back from the marker to ULPDU_LENGTH,
             // 0 for the marker at the FPDU's first octet; a mismatch is error 0x03 (section 8).
             long expected = marker == position ? 0 : marker - header;
-            int fpduPtr = Markers.fpduPtr(in, i);
+            // RFC 5044 section 4.2: the receiver treats the two low bits of FPDUPTR as zero.
+            int fpduPtr = Markers.fpduPtr(in, i) & ~0x3;
             if (fpduPtr != expected) {
                 throw fail(in, TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH, "marker at stream position "
                         + marker + " has FPDUPTR " + fpduPtr + ", the FPDU that starts at " + position

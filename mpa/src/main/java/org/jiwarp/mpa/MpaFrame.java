@@ -44,9 +44,13 @@ record MpaFrame(int flags, int revision, int ird, int ord, boolean peerToPeer, S
      * Parses the frame at the reader index without consuming it.
      *
      * @return the frame, or {@code null} when more bytes are needed
-     * @throws MpaException {@link TerminateError#LLP_INVALID_REQUEST_REPLY} for a wrong key, reserved
-     *     bits, an unknown revision, a Request with R set, private data over the limit, or an
-     *     enhanced frame without its IRD/ORD words
+     * <p>Reserved flag bits, and R in a Request, are ignored (RFC 5044 section 7.1.1, RFC 6581
+     * section 6: they are not checked on reception); in a revision 1 frame the Enhanced bit is one
+     * of them.
+     *
+     * @throws MpaException {@link TerminateError#LLP_INVALID_REQUEST_REPLY} for a wrong key, an
+     *     unknown revision, private data over the limit, or an enhanced frame without its IRD/ORD
+     *     words
      */
     static MpaFrame parse(ByteBuf in, boolean reply, int privateDataLimit) {
         int start = in.readerIndex();
@@ -71,14 +75,11 @@ record MpaFrame(int flags, int revision, int ird, int ord, boolean peerToPeer, S
         if (revision != MpaFrames.REVISION_1 && revision != MpaFrames.REVISION_2) {
             throw invalid("MPA " + frame + " with unknown revision " + revision);
         }
-        // RFC 5044 section 7.1: reserved bits MUST be zero (the Enhanced bit only exists in Rev 2).
-        int reserved = flags & (revision == MpaFrames.REVISION_2 ? MpaFrames.RESERVED_MASK
-                : MpaFrames.RESERVED_MASK_RFC5044);
-        if (reserved != 0) {
-            throw invalid(String.format("MPA %s rev %d with reserved flag bits 0x%02x set", frame, revision, reserved));
-        }
-        if (!reply && (flags & MpaFrames.REJECT_FLAG) != 0) {
-            throw invalid("MPA Request with the R (reject) bit set");
+        // RFC 5044 section 7.1.1, RFC 6581 section 6: Res is not checked on reception, nor R in a
+        // Request; both are ignored (the Enhanced bit only exists in revision 2).
+        flags &= ~(revision == MpaFrames.REVISION_2 ? MpaFrames.RESERVED_MASK : MpaFrames.RESERVED_MASK_RFC5044);
+        if (!reply) {
+            flags &= ~MpaFrames.REJECT_FLAG;
         }
         // RFC 5044 section 7.1: Private Data Length MUST NOT exceed 512; ours may be lower.
         if (length > privateDataLimit) {

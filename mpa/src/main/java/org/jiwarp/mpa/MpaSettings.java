@@ -142,7 +142,11 @@ public final class MpaSettings {
         return emss;
     }
 
-    /** Frame up to 64 KiB FPDUs regardless of the MSS (for peers that accept them, as Linux siw does). */
+    /**
+     * Frame up to 64 KiB FPDUs regardless of the MSS: a Linux siw compatibility option (siw takes
+     * 64 KiB FPDUs). It departs from RFC 5044 section 3, whose MULPDU stays within [128, 64768]
+     * (65530 with this option); without it MULPDU stays in range whatever the EMSS.
+     */
     public boolean largeFpdus() {
         return largeFpdus;
     }
@@ -154,8 +158,15 @@ public final class MpaSettings {
 
     /** MULPDU for outbound FPDUs (RFC 5044 section 5.2), with or without markers toward the peer. */
     public int mulpdu(boolean markersToPeer) {
-        return Fpdu.mulpdu(largeFpdus ? 65536 : emss, markersToPeer);
+        if (largeFpdus) {
+            return Fpdu.mulpdu(65536, markersToPeer);
+        }
+        // RFC 5044 section 3: MULPDU stays between 128 and 64768 octets.
+        return Math.min(RFC_MAX_MULPDU, Fpdu.mulpdu(emss, markersToPeer));
     }
+
+    /** The largest MULPDU RFC 5044 section 3 allows. */
+    public static final int RFC_MAX_MULPDU = 64768;
 
     @Override
     public String toString() {

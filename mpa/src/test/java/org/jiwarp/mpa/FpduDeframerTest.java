@@ -72,7 +72,7 @@ class FpduDeframerTest {
             // FPDUs of 616 octets (leading or inner marker included): the marker at 1024 lies inside
             // the second one, which starts at 616.
             assertEquals(1024 - 616, getShort(wire, 1026));
-            assertBadFpdu(crc, true, flip(wire, 1027, 0x01), TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH);
+            assertBadFpdu(crc, true, flip(wire, 1027, 0x04), TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH);
             assertBadFpdu(crc, true, flip(wire, 1026, 0x80), TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH);
         }
     }
@@ -85,13 +85,33 @@ class FpduDeframerTest {
         byte[] wire = FpduTestSupport.writeWithFpduWriter(true, true, pattern(first), pattern(30), pattern(8));
         assertEquals(0, getShort(wire, 514));
         assertEquals(30, getShort(wire, 516));
-        for (int bit = 0; bit < 16; bit++) {
+        // Bits 0 and 1 are taken as zero (fpduPtrLowBitsAreTakenAsZero).
+        for (int bit = 2; bit < 16; bit++) {
             assertBadFpdu(true, true, flip(wire, 514 + (bit < 8 ? 1 : 0), 1 << (bit % 8)),
                     TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH);
         }
         // The very first marker of the stream, too.
         assertBadFpdu(false, true, flip(wire, 3, 0x04), TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH,
                 List.of());
+    }
+
+    /**
+     * RFC 5044 section 4.2: a receiver treats the two low bits of FPDUPTR as zero, in the stream's
+     * first marker, a leading marker and a marker inside an FPDU (they still count in the CRC).
+     */
+    @Test
+    void fpduPtrLowBitsAreTakenAsZero() {
+        byte[][] ulpdus = {pattern(600), pattern(600), pattern(600)};
+        byte[] plain = FpduTestSupport.writeWithFpduWriter(false, true, ulpdus);
+        assertEquals(1024 - 616, getShort(plain, 1026));
+        plain[3] |= 0x03;
+        plain[1027] |= 0x01;
+        assertUlpdus(ulpdus, deframeWhole(false, true, plain));
+        byte[] withCrc = FpduTestSupport.writeWithFpduWriter(true, true, ulpdus);
+        withCrc[1027] |= 0x02;
+        int second = 4 + Fpdu.length(600) + 4;
+        patchCrc(withCrc, second, second + Fpdu.length(600) + 4);
+        assertUlpdus(ulpdus, deframeWhole(true, true, withCrc));
     }
 
     /** RFC 5044 section 4.2: RESERVED is ignored on receive (it still counts in the CRC). */

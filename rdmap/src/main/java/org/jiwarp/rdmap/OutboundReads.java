@@ -5,10 +5,13 @@ import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateException;
 
 /**
- * The RDMA Read Requests this endpoint has sent and not yet seen answered, bounded by its ORD
- * (RFC 5040 section 5.2 and RFC 6581 section 3), and the matching of each inbound Read Response to
- * the oldest of them: responses arrive in request order, to the request's sink STag, at the sink
- * Tagged Offset advancing with each segment, and total exactly the requested size.
+ * The RDMA Read Requests and RFC 7306 Atomic Requests this endpoint has sent and not yet seen
+ * answered, bounded together by its ORD (RFC 5040 section 5.2, RFC 6581 section 3, RFC 7306
+ * section 5), and the matching of each inbound response to the oldest of them: the Responder
+ * answers queue 1 in order, so a Read Response continues the oldest request when that is a Read (to
+ * its sink STag, at the sink Tagged Offset advancing with each segment, totalling exactly the
+ * requested size), and an Atomic Response answers it when that is an Atomic Request with the same
+ * Request Identifier.
  *
  * <p>Used on one event loop; not thread-safe.
  */
@@ -20,13 +23,20 @@ public final class OutboundReads {
         final int sinkStag;
         final long sinkTaggedOffset;
         final long length;
+        /** RFC 7306: an Atomic Request's identifier, or -1 for a Read (identifiers are unsigned 32-bit). */
+        final long requestIdentifier;
         long received;
 
-        Outstanding(Object context, int sinkStag, long sinkTaggedOffset, long length) {
+        Outstanding(Object context, int sinkStag, long sinkTaggedOffset, long length, long requestIdentifier) {
             this.context = context;
             this.sinkStag = sinkStag;
             this.sinkTaggedOffset = sinkTaggedOffset;
             this.length = length;
+            this.requestIdentifier = requestIdentifier;
+        }
+
+        boolean atomic() {
+            return requestIdentifier >= 0;
         }
 
         /** What the poster attached (the engine's work request). */
@@ -65,7 +75,35 @@ public final class OutboundReads {
         if (!hasCredit()) {
             throw new IllegalStateException("ORD " + ord + " exhausted");
         }
-        outstanding.addLast(new Outstanding(context, sinkStag, sinkTaggedOffset, length));
+        outstanding.addLast(new Outstanding(context, sinkStag, sinkTaggedOffset, length, -1));
+    }
+
+    /** Records an Atomic Request about to be sent (it takes ORD credit as a Read does). */
+    public void sentAtomic(Object context, int requestIdentifier) {
+        if (!hasCredit()) {
+            throw new IllegalStateException("ORD " + ord + " exhausted");
+        }
+        outstanding.addLast(new Outstanding(context, 0, 0, Long.BYTES, requestIdentifier & 0xFFFF_FFFFL));
+    }
+
+    /**
+     * Matches an inbound Atomic Response (RFC 7306 section 5.2.2) to the oldest outstanding request.
+     *
+     * @return the answered request
+     * @throws TerminateException {@link TerminateError#RDMAP_UNEXPECTED_OPCODE} when the oldest
+     *     outstanding request is not an Atomic Request with this identifier
+     */
+    public Outstanding atomicResponse(int originalRequestIdentifier) {
+        Outstanding head = outstanding.peekFirst();
+        long id = originalRequestIdentifier & 0xFFFF_FFFFL;
+        // RFC 7306 section 5.4: Atomic Responses come in request order, naming their request.
+        if (head == null || !head.atomic() || head.requestIdentifier != id) {
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Atomic Response to request "
+                    + id + (head == null ? " with nothing outstanding" : head.atomic()
+                            ? " while request " + head.requestIdentifier + " is the oldest"
+                            : " while a Read is the oldest outstanding request"));
+        }
+        return outstanding.pollFirst();
     }
 
     /**
@@ -78,8 +116,9 @@ public final class OutboundReads {
     public Outstanding response(int stag, long taggedOffset, int length, boolean last) {
         Outstanding head = outstanding.peekFirst();
         // RFC 5040 section 4.5: a Read Response answers the oldest outstanding Read Request.
-        if (head == null) {
-            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Read Response with no Read outstanding");
+        if (head == null || head.atomic()) {
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, head == null
+                    ? "Read Response with no Read outstanding" : "Read Response while an Atomic Request is the oldest");
         }
         if (stag != head.sinkStag || taggedOffset != head.sinkTaggedOffset + head.received
                 || head.received + length > head.length) {

@@ -23,6 +23,18 @@ public interface RdmapListener {
      */
     void receiveFailed(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error);
 
+    /**
+     * An Immediate Data message (RFC 7306 section 6.3) used up {@code buffer}: its 8 octets are
+     * placed there and travel in the completion too.
+     */
+    void immediateDataReceived(ReceiveBuffer buffer, long immediateData, boolean solicited);
+
+    /**
+     * The Atomic Response for the outstanding Atomic Request carrying {@code context} arrived (RFC
+     * 7306 section 4.4) with the value the target held before the operation.
+     */
+    void atomicCompleted(Object context, long originalRemoteDataValue);
+
     /** The Read Response for the outstanding Read Request carrying {@code context} is placed. */
     void readCompleted(Object context);
 

@@ -3,12 +3,14 @@ package org.jiwarp.rdmap;
 import io.netty.buffer.ByteBuf;
 import org.jiwarp.ddp.Access;
 import org.jiwarp.ddp.DdpHeaderChecks;
+import org.jiwarp.ddp.SingleSegmentQueue;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.TaggedBuffer;
 import org.jiwarp.ddp.TaggedPlacement;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.rdmap.AtomicResponseHeader;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
@@ -25,8 +27,11 @@ import org.jiwarp.wire.rdmap.TerminateException;
  *         +-- tagged:   RDMA Write ........ {@link #onWrite}
  *         |             Read Response ..... {@link #onReadResponse}  (matched by {@link OutboundReads})
  *         +-- untagged: Send family ....... {@link #onSend}          (queue 0, {@link UntaggedQueue})
+ *                       Immediate Data .... {@link #onImmediateData} (queue 0, RFC 7306)
  *                       Read Request ...... {@link ReadResponder}    (queue 1)
+ *                       Atomic Request .... {@link ReadResponder}    (queue 1, RFC 7306)
  *                       Terminate ......... {@link #onTerminate}     (queue 2)
+ *                       Atomic Response ... {@link #onAtomicResponse} (queue 3, RFC 7306)
  * </pre>
  *
  * <p>Any failed check throws a {@link TerminateException} before anything of that segment is
@@ -41,6 +46,8 @@ public final class RdmapReceiver {
     private final OutboundReads outboundReads;
     private final ReadResponder readResponder;
     private final RdmapListener listener;
+    /** RFC 7306 section 5.4: Atomic Responses on queue 3, one 12-octet segment each, in MSN order. */
+    private final SingleSegmentQueue atomicResponses = new SingleSegmentQueue(1, AtomicResponseHeader.LENGTH);
 
     public RdmapReceiver(StagTable stags, int pd, UntaggedQueue receives, OutboundReads outboundReads,
             ReadResponder readResponder, RdmapListener listener) {
@@ -68,7 +75,7 @@ public final class RdmapReceiver {
         }
         RdmapOpcode opcode = RdmapHeaders.opcode(ulpdu, at);
         // RFC 5040 section 7.2: reserved and unsupported opcodes, or one on the wrong buffer model.
-        if (opcode == null || opcode.code() > RdmapOpcode.TERMINATE.code() || opcode.tagged() != tagged) {
+        if (opcode == null || opcode.tagged() != tagged) {
             throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "opcode "
                     + RdmapHeaders.opcodeCode(ulpdu, at) + (tagged ? " tagged" : " untagged"));
         }
@@ -88,16 +95,22 @@ public final class RdmapReceiver {
         long qn = DdpHeaders.qn(ulpdu, at);
         long msn = DdpHeaders.msn(ulpdu, at);
         long mo = DdpHeaders.mo(ulpdu, at);
-        // RFC 5041 section 7.1 / RFC 5040 section 5.1: RDMAP uses queues 0, 1 and 2.
-        DdpHeaderChecks.checkQn(qn, DdpHeaders.QN_TERMINATE + 1);
+        // RFC 5041 section 7.1 / RFC 5040 section 5.1: RDMAP uses queues 0, 1 and 2; RFC 7306 adds 3.
+        DdpHeaderChecks.checkQn(qn, DdpHeaders.QN_ATOMIC_RESPONSE + 1);
         if (qn != opcode.queueNumber()) {
             throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, opcode.displayName() + " on queue "
                     + qn);
         }
-        if (qn == DdpHeaders.QN_SEND) {
+        if (opcode.immediateData()) {
+            onImmediateData(ulpdu, opcode, msn, mo, last, payload, length);
+        } else if (qn == DdpHeaders.QN_SEND) {
             onSend(ulpdu, at, opcode, msn, mo, last, payload, length);
+        } else if (opcode == RdmapOpcode.ATOMIC_REQUEST) {
+            readResponder.receiveAtomic(ulpdu, msn, mo, last, payload, length);
         } else if (qn == DdpHeaders.QN_READ_REQUEST) {
             readResponder.receive(ulpdu, msn, mo, last, payload, length);
+        } else if (qn == DdpHeaders.QN_ATOMIC_RESPONSE) {
+            onAtomicResponse(ulpdu, msn, mo, last, payload, length);
         } else {
             onTerminate(ulpdu, msn, mo, last);
         }
@@ -147,6 +160,31 @@ public final class RdmapReceiver {
         }
         listener.receiveCompleted(placement.buffer(), placement.messageLength(), invalidated,
                 opcode.solicitedEvent());
+    }
+
+    /**
+     * RFC 7306 sections 6.2 and 6.3: Immediate Data is one segment of exactly 8 octets on queue 0;
+     * it uses up a posted receive (in MSN order with the Sends), into which its 8 octets go, and
+     * they go up in the completion too.
+     */
+    private void onImmediateData(ByteBuf ulpdu, RdmapOpcode opcode, long msn, long mo, boolean last, int payload,
+            int length) {
+        if (!last || mo != 0 || length != RdmapOpcode.IMMEDIATE_DATA_LENGTH) {
+            throw new TerminateException(TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG, opcode.displayName() + " of "
+                    + length + " octets at MO " + mo + (last ? "" : " without L") + ", expected one segment of "
+                    + RdmapOpcode.IMMEDIATE_DATA_LENGTH);
+        }
+        long data = ulpdu.getLong(payload);
+        UntaggedQueue.Placement placement = receives.place(msn, mo, true, ulpdu, payload, length);
+        listener.immediateDataReceived(placement.buffer(), data, opcode.solicitedEvent());
+    }
+
+    /** RFC 7306 section 5.2.2: an Atomic Response answers the oldest outstanding Atomic Request. */
+    private void onAtomicResponse(ByteBuf ulpdu, long msn, long mo, boolean last, int payload, int length) {
+        atomicResponses.accept(msn, mo, last, length, true);
+        OutboundReads.Outstanding answered = outboundReads.atomicResponse(
+                AtomicResponseHeader.originalRequestIdentifier(ulpdu, payload));
+        listener.atomicCompleted(answered.context(), AtomicResponseHeader.originalRemoteDataValue(ulpdu, payload));
     }
 
     /** RFC 5040 section 4.8: a Terminate is one segment (L set, MO 0), the first on queue 2. */

@@ -7,14 +7,17 @@ import org.jiwarp.ddp.DdpSegmenter;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
+import org.jiwarp.wire.rdmap.AtomicRequestHeader;
+import org.jiwarp.wire.rdmap.AtomicResponseHeader;
 import org.jiwarp.wire.rdmap.ReadRequestHeader;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
  * The send side of one RDMAP stream (RFC 5040 section 5; siw's {@code siw_qp_tx.c}): builds each
  * message's RDMAP header, hands it to DDP's segmenter (RFC 5041 section 5.2) and the segments to the
- * {@link SegmentOutput}, and keeps the MSNs of the three untagged queues it sends on (RFC 5040
- * section 5.1: queue 0 Sends, 1 Read Requests, 2 Terminates).
+ * {@link SegmentOutput}, and keeps the MSNs of the untagged queues it sends on (RFC 5040 section
+ * 5.1: queue 0 Sends, 1 Read Requests, 2 Terminates; RFC 7306 section 5.4: Immediate Data on queue 0,
+ * Atomic Requests on queue 1, Atomic Responses on queue 3).
  *
  * <p>Payload is never copied here: segments of more than the inline threshold reference the
  * source's memory ({@link DdpSegmenter}). Not thread-safe: it belongs to the connection's thread.
@@ -27,6 +30,7 @@ public final class RdmapTransmitter implements Consumer<Object> {
     private long sendMsn = 1;
     private long readRequestMsn;
     private long terminateMsn = 1;
+    private long atomicResponseMsn = 1;
     /** The segment built last, written once the next one (or the message's end) is known. */
     private Object held;
 
@@ -69,6 +73,48 @@ public final class RdmapTransmitter implements Consumer<Object> {
         DdpSegmenter.segmentUntagged(out.alloc(), RdmapHeaders.controlByte(opcode), invalidate ? invalidateStag : 0,
                 DdpHeaders.QN_SEND, sendMsn++, source, index, length, mulpdu, inlineThreshold, this);
         return endMessage(awaited);
+    }
+
+    /**
+     * Immediate Data or Immediate Data with Solicited Event (RFC 7306 section 6.3) on queue 0: one
+     * segment of 8 octets.
+     */
+    public ChannelFuture immediateData(boolean solicited, long data, boolean awaited) {
+        ByteBuf message = DdpSegmenter.flat(out.alloc(), DdpHeaders.UNTAGGED_HEADER_LENGTH
+                + RdmapOpcode.IMMEDIATE_DATA_LENGTH);
+        DdpHeaders.writeUntagged(message, true, RdmapHeaders.controlByte(solicited
+                ? RdmapOpcode.IMMEDIATE_DATA_WITH_SE : RdmapOpcode.IMMEDIATE_DATA), 0, DdpHeaders.QN_SEND, sendMsn++, 0);
+        message.writeLong(data);
+        if (awaited) {
+            return out.writeLast(message);
+        }
+        out.write(message);
+        return null;
+    }
+
+    /**
+     * An Atomic Request (RFC 7306 section 5.2.1) on queue 1, sharing its MSNs with Read Requests: one
+     * segment, nobody waits for it.
+     */
+    public void atomicRequest(int operationCode, int requestIdentifier, int remoteStag, long remoteTaggedOffset,
+            long data, long dataMask, long compareData, long compareMask) {
+        ByteBuf request = DdpSegmenter.flat(out.alloc(), DdpHeaders.UNTAGGED_HEADER_LENGTH
+                + AtomicRequestHeader.LENGTH);
+        DdpHeaders.writeUntagged(request, true, RdmapHeaders.controlByte(RdmapOpcode.ATOMIC_REQUEST), 0,
+                DdpHeaders.QN_READ_REQUEST, readRequestMsn++, 0);
+        AtomicRequestHeader.write(request, operationCode, requestIdentifier, remoteStag, remoteTaggedOffset, data,
+                dataMask, compareData, compareMask);
+        out.write(request);
+    }
+
+    /** An Atomic Response (RFC 7306 section 5.2.2) on queue 3; the future completes when it has gone to TCP. */
+    public ChannelFuture atomicResponse(int originalRequestIdentifier, long originalRemoteDataValue) {
+        ByteBuf response = DdpSegmenter.flat(out.alloc(), DdpHeaders.UNTAGGED_HEADER_LENGTH
+                + AtomicResponseHeader.LENGTH);
+        DdpHeaders.writeUntagged(response, true, RdmapHeaders.controlByte(RdmapOpcode.ATOMIC_RESPONSE), 0,
+                DdpHeaders.QN_ATOMIC_RESPONSE, atomicResponseMsn++, 0);
+        AtomicResponseHeader.write(response, originalRequestIdentifier, originalRemoteDataValue);
+        return out.writeLast(response);
     }
 
     /** An RDMA Read Request (RFC 5040 section 4.4) on queue 1: one segment, nobody waits for it. */

@@ -5,28 +5,40 @@ import io.netty.channel.ChannelFutureListener;
 import org.jiwarp.ddp.SingleSegmentQueue;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.TaggedBuffer;
+import org.jiwarp.wire.rdmap.AtomicRequestHeader;
 import org.jiwarp.wire.rdmap.ReadRequestHeader;
 
 /**
- * The Data Source side of RDMA Read (RFC 5040 sections 4.4, 4.5 and 5.2): takes the peer's Read
- * Requests from queue 1, at most IRD at once, checks each source, and answers them with Read
- * Responses strictly in request order.
+ * The Data Source side of RDMA Read (RFC 5040 sections 4.4, 4.5 and 5.2) and the Responder of
+ * RFC 7306 atomics: takes the peer's Read Requests and Atomic Requests from queue 1 (one MSN
+ * sequence), at most IRD at once together (RFC 7306 section 5.4: atomics count against the IRD),
+ * checks each, and answers them strictly in request order: Read Responses, and Atomic Responses on
+ * queue 3 (executed by the {@link AtomicResponder}).
  *
  * <pre>
  *   Read Request (queue 1) --DDP checks (MSN, MO, length, IRD entry)--> source checks (RDMAP)
  *       --> IRD queue --> Read Response segments --> last segment reached TCP: entry free
+ *   Atomic Request (queue 1) --same DDP checks--> target checks, executed --> IRD queue
+ *       --> Atomic Response (queue 3) --> reached TCP: entry free
  * </pre>
  *
  * <p>Not thread-safe: it belongs to the connection's thread.
  */
 public final class ReadResponder {
 
+    /** The IRD entry of an Atomic Request (it keeps no source). */
+    private static final Object ATOMIC = new Object();
+
     private final StagTable stags;
     private final int pd;
     private final RdmapTransmitter transmitter;
+    private final AtomicResponder atomics;
     private final SingleSegmentQueue queue;
-    /** The source of each Read Request accepted and not yet fully answered: the IRD entries in use. */
-    private final InboundReads<TaggedBuffer> inbound;
+    /**
+     * The IRD entries in use: the source of each Read Request accepted and not yet fully answered,
+     * or {@link #ATOMIC} for an Atomic Request whose response has not reached TCP.
+     */
+    private final InboundReads<Object> inbound;
     private final ChannelFutureListener responseWritten;
 
     /**
@@ -37,6 +49,7 @@ public final class ReadResponder {
         this.stags = stags;
         this.pd = pd;
         this.transmitter = transmitter;
+        this.atomics = new AtomicResponder(stags, pd);
         this.queue = new SingleSegmentQueue(firstMsn, ReadRequestHeader.LENGTH);
         this.inbound = new InboundReads<>(Math.max(ird, 0));
         this.responseWritten = future -> inbound.finishCurrent();
@@ -63,7 +76,23 @@ public final class ReadResponder {
                 (int) (sourceOffset - source.baseTaggedOffset()), (int) size).addListener(responseWritten);
     }
 
-    /** Read Requests accepted and not yet fully answered. */
+    /**
+     * One Atomic Request segment whose 52-octet header starts at {@code payload} (RFC 7306 section
+     * 4.3): checked like a Read Request at DDP (and against the IRD), executed, answered on queue 3.
+     *
+     * @throws org.jiwarp.wire.rdmap.TerminateException DDP's queue 1 errors first, then the
+     *     {@link AtomicResponder}'s
+     */
+    public void receiveAtomic(ByteBuf ulpdu, long msn, long mo, boolean last, int payload, int payloadLength) {
+        // RFC 7306 section 5.4: an Atomic Request takes an IRD entry as a Read Request does.
+        queue.accept(msn, mo, last, payloadLength, AtomicRequestHeader.LENGTH, inbound.hasRoom());
+        long original = atomics.execute(ulpdu, payload);
+        inbound.accept(ATOMIC);
+        transmitter.atomicResponse(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original)
+                .addListener(responseWritten);
+    }
+
+    /** Read and Atomic Requests accepted and not yet fully answered. */
     public int outstanding() {
         return inbound.size();
     }

@@ -20,6 +20,8 @@ import org.jiwarp.wire.rdmap.TerminateException;
  *   <li>the Data Source of an RDMA Read Request: the same checks, all reported at RDMAP as remote
  *       protection errors (the Read Request is an RDMAP message; DDP never sees the source STag),
  *       through {@link #RDMAP_FOR_DDP}, the one table that maps a DDP tagged error to RDMAP's;</li>
+ *   <li>the target of an RFC 7306 Atomic Request: the same remote protection errors, access
+ *       {@link Access#REMOTE_ATOMIC}, and an 8-octet aligned Tagged Offset;</li>
  *   <li>the STag of a Send with Invalidate (section 5.3).</li>
  * </ul>
  *
@@ -73,6 +75,35 @@ public final class TaggedAccess {
                 throw e;
             }
             throw new TerminateException(rdmap, "Read source: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Checks the target of an inbound Atomic Request (RFC 7306 sections 5.2.1 and 8.2): the 8
+     * octets at {@code taggedOffset} in a region that grants {@link Access#REMOTE_ATOMIC}, at an
+     * 8-octet aligned Tagged Offset. The STag, access and bounds failures are RDMAP remote
+     * protection errors, as for a Read's Data Source; a misaligned offset is, as RFC 7306 section
+     * 8.2 says, a remote operation error "Catastrophic error, localized to RDMAP Stream" (0/2/0x07).
+     *
+     * @return the region holding the target
+     */
+    public static TaggedBuffer checkAtomicTarget(StagTable table, int stag, long taggedOffset, int pd) {
+        try {
+            TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd);
+            checkAccess(region, stag, Access.REMOTE_ATOMIC);
+            TaggedPlacement.checkRange(region, taggedOffset, Long.BYTES);
+            // RFC 7306 section 8.2: the target is 64-bit aligned, else 0/2/0x07.
+            if ((taggedOffset & (Long.BYTES - 1)) != 0) {
+                throw new TerminateException(TerminateError.RDMAP_CATASTROPHIC_LOCAL_TO_STREAM, String.format(
+                        "atomic target TO 0x%x is not 8-octet aligned", taggedOffset));
+            }
+            return region;
+        } catch (TerminateException e) {
+            TerminateError rdmap = RDMAP_FOR_DDP.get(e.error());
+            if (rdmap == null) {
+                throw e;
+            }
+            throw new TerminateException(rdmap, "Atomic target: " + e.getMessage());
         }
     }
 

@@ -1,6 +1,7 @@
 package org.jiwarp.rnic;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
@@ -53,6 +54,20 @@ final class Completions {
         receiveOutstanding.decrementAndGet();
         config.receiveCq().add(new WorkCompletion().set(id, status, WcOpcode.RECEIVE, length, qp, invalidatedStag,
                 solicited, error));
+    }
+
+    void send(long id, WcStatus status, WcOpcode opcode, long length, TerminateError error, long value) {
+        sendOutstanding.decrementAndGet();
+        config.sendCq().add(new WorkCompletion().set(id, status, opcode, length, qp, 0, false, error)
+                .immediateData(value));
+    }
+
+    /** A receive used up by an Immediate Data message (RFC 7306 section 6.3). */
+    void receiveImmediate(long id, long immediateData, boolean solicited) {
+        receiveOutstanding.decrementAndGet();
+        config.receiveCq().add(new WorkCompletion().set(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA,
+                RdmapOpcode.IMMEDIATE_DATA_LENGTH, qp,
+                0, solicited, null).immediateData(immediateData));
     }
 
     void receiveFlushed(long id) {

@@ -22,14 +22,15 @@ public final class QpConfig {
     private final int ord;
     private final int maxSge;
     private final int inlineThreshold;
+    private final boolean rfc7306;
 
     public QpConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue receiveCq) {
         this(Objects.requireNonNull(pd), Objects.requireNonNull(sendCq), Objects.requireNonNull(receiveCq), 1024,
-                1024, 16, 16, 16, 1024);
+                1024, 16, 16, 16, 1024, false);
     }
 
     private QpConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue receiveCq, int sendDepth,
-            int receiveDepth, int ird, int ord, int maxSge, int inlineThreshold) {
+            int receiveDepth, int ird, int ord, int maxSge, int inlineThreshold, boolean rfc7306) {
         this.pd = pd;
         this.sendCq = sendCq;
         this.receiveCq = receiveCq;
@@ -39,33 +40,34 @@ public final class QpConfig {
         this.ord = ord;
         this.maxSge = maxSge;
         this.inlineThreshold = inlineThreshold;
+        this.rfc7306 = rfc7306;
     }
 
     public QpConfig sendDepth(int depth) {
         return new QpConfig(pd, sendCq, receiveCq, positive("send depth", depth), receiveDepth, ird, ord, maxSge,
-                inlineThreshold);
+                inlineThreshold, rfc7306);
     }
 
     public QpConfig receiveDepth(int depth) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, positive("receive depth", depth), ird, ord, maxSge,
-                inlineThreshold);
+                inlineThreshold, rfc7306);
     }
 
     /** Inbound RDMA Reads this QP will serve at once. */
     public QpConfig ird(int ird) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, positive("IRD", ird), ord, maxSge,
-                inlineThreshold);
+                inlineThreshold, rfc7306);
     }
 
     /** Outbound RDMA Reads this QP will have outstanding at once. */
     public QpConfig ord(int ord) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, positive("ORD", ord), maxSge,
-                inlineThreshold);
+                inlineThreshold, rfc7306);
     }
 
     public QpConfig maxSge(int maxSge) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, positive("max SGE", maxSge),
-                inlineThreshold);
+                inlineThreshold, rfc7306);
     }
 
     /**
@@ -78,7 +80,22 @@ public final class QpConfig {
         if (octets < 0) {
             throw new IllegalArgumentException("inline threshold must not be negative: " + octets);
         }
-        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, maxSge, octets);
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, maxSge, octets, rfc7306);
+    }
+
+    /**
+     * Whether the peer implements RFC 7306 (atomics and Immediate Data): only then does this queue
+     * pair send them; otherwise such work requests complete at once in
+     * {@link WcStatus#LOCAL_QP_OPERATION_ERROR}. Off by default: Linux siw does not implement RFC
+     * 7306 and terminates the stream on its opcodes. Inbound RFC 7306 messages are served either way.
+     */
+    public QpConfig rfc7306(boolean peerSupportsIt) {
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, maxSge, inlineThreshold,
+                peerSupportsIt);
+    }
+
+    public boolean rfc7306() {
+        return rfc7306;
     }
 
     public int inlineThreshold() {

@@ -153,7 +153,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         readResponder = new ReadResponder(stags, pd, transmitter, parameters.ird(),
                 readRtr && !parameters.initiator() ? 2 : 1);
         receiver = new RdmapReceiver(stags, pd, receives, outboundReads, readResponder, this);
-        sendQueue = new SendQueue(ctx, transmitter, outboundReads, completions, config.pd(), state);
+        sendQueue = new SendQueue(ctx, transmitter, outboundReads, completions, config.pd(), state, config.rfc7306());
         if (!state.apply(QpEvent.ESTABLISHED).accepted()) {
             // Modified to ERROR while the setup ran.
             established.completeExceptionally(new IllegalStateException("the queue pair left IDLE during setup ("
@@ -294,6 +294,16 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     }
 
     @Override
+    public void immediateDataReceived(ReceiveBuffer buffer, long immediateData, boolean solicited) {
+        completions.receiveImmediate(buffer.workRequestId(), immediateData, solicited);
+    }
+
+    @Override
+    public void atomicCompleted(Object context, long originalRemoteDataValue) {
+        sendQueue.atomicCompleted(context, originalRemoteDataValue);
+    }
+
+    @Override
     public void readCompleted(Object context) {
         sendQueue.readCompleted(context);
     }
@@ -327,9 +337,11 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         }
         events.fire(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp, null, error, qp + " terminates its stream: "
                 + error.describe()));
-        if (offending != null && offending.readableBytes() >= 2 && DdpHeaders.tagged(offending, offending.readerIndex())
-                && RdmapHeaders.opcode(offending, offending.readerIndex()) == RdmapOpcode.RDMA_READ_RESPONSE) {
-            // The Read whose response failed completes in error itself; the rest is flushed on close.
+        RdmapOpcode offendingOpcode = offending != null && offending.readableBytes() >= 2
+                ? RdmapHeaders.opcode(offending, offending.readerIndex()) : null;
+        if (offendingOpcode == RdmapOpcode.RDMA_READ_RESPONSE && DdpHeaders.tagged(offending, offending.readerIndex())
+                || offendingOpcode == RdmapOpcode.ATOMIC_RESPONSE) {
+            // The Read or atomic whose response failed completes in error itself; the rest is flushed on close.
             sendQueue.readFailed(error);
         }
         transmitter.terminate(error, offending).addListener((ChannelFutureListener) future -> {

@@ -229,7 +229,7 @@ public final class QueuePair {
 
     /** In ERROR, its earlier work flushed (or never connected): the work completes in flush error at once. */
     private void flushUnconnected(SendQueue.SendSlot slot) {
-        completions.send(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR, SendQueue.wcOpcode(slot.opcode), 0, null);
+        completions.send(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR, WcOpcode.of(slot.opcode), 0, null);
     }
 
     /** Posts a receive-queue work request; in ERROR it completes at once in flush error. */

@@ -36,6 +36,14 @@ final class SendQueue {
         final boolean fence;
         final boolean solicited;
         final long length;
+        /** RFC 7306: Immediate Data's 8 octets, or an atomic's operands. */
+        final long immediateData;
+        final long data;
+        final long dataMask;
+        final long compareData;
+        final long compareMask;
+        /** The value an atomic found (reported in its completion). */
+        long original;
         boolean done;
         WcStatus status = WcStatus.SUCCESS;
         TerminateError error;
@@ -59,6 +67,11 @@ final class SendQueue {
             this.fence = wr.isFence();
             this.solicited = wr.isSolicited();
             this.length = wr.length();
+            this.immediateData = wr.immediateData();
+            this.data = wr.data();
+            this.dataMask = wr.dataMask();
+            this.compareData = wr.compareData();
+            this.compareMask = wr.compareMask();
         }
 
         /** How many times a prepared request's slot was posted: a late listener of an earlier post is ignored. */
@@ -70,6 +83,7 @@ final class SendQueue {
             done = false;
             status = WcStatus.SUCCESS;
             error = null;
+            original = 0;
         }
 
         @Override
@@ -84,17 +98,22 @@ final class SendQueue {
     private final Completions completions;
     private final ProtectionDomain pd;
     private final QpStateMachine state;
+    /** Whether the peer implements RFC 7306 ({@link QpConfig#rfc7306}). */
+    private final boolean rfc7306;
+    /** The Request Identifier of the next Atomic Request. */
+    private int atomicRequestId;
     private final ArrayDeque<SendSlot> posted = new ArrayDeque<>();
     private final ArrayDeque<SendSlot> waiting = new ArrayDeque<>();
 
     SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
-            Completions completions, ProtectionDomain pd, QpStateMachine state) {
+            Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306) {
         this.ctx = ctx;
         this.transmitter = transmitter;
         this.outboundReads = outboundReads;
         this.completions = completions;
         this.pd = pd;
         this.state = state;
+        this.rfc7306 = rfc7306;
     }
 
     /** Posts {@code count} slots in order; the caller flushes. */
@@ -132,13 +151,13 @@ final class SendQueue {
             if (slot.fence && outboundReads.outstanding() > 0) {
                 break;
             }
-            // RFC 5040 section 5.2: no more Read Requests outstanding than the ORD.
-            if (slot.opcode == SendWorkRequest.Opcode.RDMA_READ && !outboundReads.hasCredit()) {
+            // RFC 5040 section 5.2, RFC 7306 section 5.4: no more Read and Atomic Requests outstanding than the ORD.
+            if (slot.opcode.awaitsResponse() && !outboundReads.hasCredit()) {
                 break;
             }
             waiting.pollFirst();
             issue(slot);
-            if (slot.opcode != SendWorkRequest.Opcode.RDMA_READ && !slot.done) {
+            if (!slot.opcode.awaitsResponse() && !slot.done) {
                 // The batch's last Write or Send that went out (a Read after it may fail, so it cannot
                 // retire it; one that failed its local checks went nowhere and retires nothing).
                 unsignaled = slot.signaled ? null : slot;
@@ -167,6 +186,10 @@ final class SendQueue {
     private void issue(SendSlot slot) {
         if (slot.opcode == SendWorkRequest.Opcode.RDMA_READ) {
             issueRead(slot);
+            return;
+        }
+        if (slot.opcode.atomic() || slot.opcode == SendWorkRequest.Opcode.IMMEDIATE_DATA) {
+            issueRfc7306(slot);
             return;
         }
         // One SGE (the usual case) is read in place; several are gathered into a composite.
@@ -220,6 +243,51 @@ final class SendQueue {
         outboundReads.sent(slot, region.stag(), sinkOffset, sink.length());
     }
 
+    /**
+     * Immediate Data or an atomic (RFC 7306), only to a peer that implements it; the atomic's
+     * result entry must be locally writable.
+     */
+    private void issueRfc7306(SendSlot slot) {
+        if (!rfc7306) {
+            finish(slot, WcStatus.LOCAL_QP_OPERATION_ERROR, null);
+            return;
+        }
+        if (slot.opcode == SendWorkRequest.Opcode.IMMEDIATE_DATA) {
+            ChannelFuture written = transmitter.immediateData(slot.solicited, slot.immediateData, slot.signaled);
+            if (written != null) {
+                written.addListener(slot);
+            }
+            return;
+        }
+        try {
+            LocalAccess.checked(slot.sgl[0], pd, Access.LOCAL_WRITE);
+        } catch (IllegalArgumentException e) {
+            finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
+            return;
+        }
+        int requestId = atomicRequestId++;
+        transmitter.atomicRequest(AtomicOperations.wireCode(slot.opcode), requestId, slot.rkey, slot.remoteAddress,
+                slot.data, slot.dataMask, slot.compareData, slot.compareMask);
+        outboundReads.sentAtomic(slot, requestId);
+    }
+
+    /** The Atomic Response arrived: the value before lands in the result entry, and the atomic completes. */
+    void atomicCompleted(Object atomic, long original) {
+        SendSlot slot = (SendSlot) atomic;
+        Sge result = slot.sgl[0];
+        try {
+            LocalAccess.checked(result, pd, Access.LOCAL_WRITE).buffer().setLong((int) result.offset(), original);
+        } catch (IllegalArgumentException e) {
+            // Deregistered while the atomic was out.
+            finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
+            issueWaiting();
+            return;
+        }
+        slot.original = original;
+        finish(slot, WcStatus.SUCCESS, null);
+        issueWaiting();
+    }
+
     /** The gather list as one buffer of slices of the registered memory (no copy). */
     private ByteBuf gather(Sge[] sgl) {
         CompositeByteBuf message = ctx.alloc().compositeBuffer(Math.max(2, sgl.length));
@@ -250,7 +318,7 @@ final class SendQueue {
         issueWaiting();
     }
 
-    /** A Read Response failed its checks: the oldest outstanding Read completes in error itself. */
+    /** A Read or Atomic Response failed its checks: the oldest outstanding request completes in error itself. */
     void readFailed(TerminateError error) {
         for (Object read : outboundReads.flush()) {
             SendSlot slot = (SendSlot) read;
@@ -295,12 +363,12 @@ final class SendQueue {
         if (status == WcStatus.SUCCESS) {
             // Unsignaled Writes and Sends issued before it have reached TCP too (the stream is in
             // order); an unsignaled Read retires with its own response, or with a later Read's.
-            boolean read = slot.opcode == SendWorkRequest.Opcode.RDMA_READ;
+            boolean read = slot.opcode.awaitsResponse();
             for (SendSlot earlier : posted) {
                 if (earlier == slot) {
                     break;
                 }
-                if (!earlier.done && !earlier.signaled && (read || earlier.opcode != SendWorkRequest.Opcode.RDMA_READ)) {
+                if (!earlier.done && !earlier.signaled && (read || !earlier.opcode.awaitsResponse())) {
                     earlier.done = true;
                 }
             }
@@ -320,22 +388,11 @@ final class SendQueue {
                 slot.prepared.retired();
             }
             if (slot.signaled || status != WcStatus.SUCCESS) {
-                completions.send(slot.id, status, wcOpcode(slot.opcode), status == WcStatus.SUCCESS ? slot.length : 0,
-                        error);
+                completions.send(slot.id, status, WcOpcode.of(slot.opcode), status == WcStatus.SUCCESS ? slot.length : 0,
+                        error, slot.original);
             } else {
                 completions.sendRetired();
             }
-        }
-    }
-
-    static WcOpcode wcOpcode(SendWorkRequest.Opcode opcode) {
-        switch (opcode) {
-            case RDMA_WRITE:
-                return WcOpcode.RDMA_WRITE;
-            case RDMA_READ:
-                return WcOpcode.RDMA_READ;
-            default:
-                return WcOpcode.SEND;
         }
     }
 }

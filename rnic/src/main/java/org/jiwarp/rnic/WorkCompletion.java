@@ -16,6 +16,7 @@ public final class WorkCompletion {
     private int invalidatedStag;
     private boolean solicited;
     private TerminateError error;
+    private long immediateData;
 
     public WorkCompletion() {
     }
@@ -30,13 +31,27 @@ public final class WorkCompletion {
         this.invalidatedStag = invalidatedStag;
         this.solicited = solicited;
         this.error = error;
+        this.immediateData = 0;
+        return this;
+    }
+
+    WorkCompletion immediateData(long data) {
+        this.immediateData = data;
         return this;
     }
 
     /** Copies {@code other} into this completion. */
     public WorkCompletion copyFrom(WorkCompletion other) {
         return set(other.workRequestId, other.status, other.opcode, other.byteLength, other.queuePair,
-                other.invalidatedStag, other.solicited, other.error);
+                other.invalidatedStag, other.solicited, other.error).immediateData(other.immediateData);
+    }
+
+    /**
+     * The 8 octets of an Immediate Data message, for {@link WcOpcode#RECEIVE_IMMEDIATE_DATA}; the
+     * value before the operation, for a successful atomic; else 0.
+     */
+    public long immediateData() {
+        return immediateData;
     }
 
     /** The id the work request was posted with. */
@@ -80,6 +95,7 @@ public final class WorkCompletion {
     public String toString() {
         return "WorkCompletion{id=" + workRequestId + ", " + status + ", " + opcode + ", bytes=" + byteLength
                 + (invalidatedStag != 0 ? String.format(", invalidated 0x%08x", invalidatedStag) : "")
+                + (opcode == WcOpcode.RECEIVE_IMMEDIATE_DATA ? String.format(", immediate 0x%x", immediateData) : "")
                 + (solicited ? ", solicited" : "") + (error != null ? ", " + error.describe() : "") + "}";
     }
 }

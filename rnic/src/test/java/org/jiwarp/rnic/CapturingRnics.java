@@ -70,8 +70,8 @@ public final class CapturingRnics implements AutoCloseable {
             ProtectionDomain clientPd = clientRnic.allocatePd();
             serverCq = serverRnic.createCq(256);
             clientCq = clientRnic.createCq(256);
-            server = serverRnic.createQp(new QpConfig(serverPd, serverCq, serverCq).ird(4).ord(4));
-            client = clientRnic.createQp(new QpConfig(clientPd, clientCq, clientCq).ird(4).ord(4));
+            server = serverRnic.createQp(new QpConfig(serverPd, serverCq, serverCq).ird(4).ord(4).rfc7306(true));
+            client = clientRnic.createQp(new QpConfig(clientPd, clientCq, clientCq).ird(4).ord(4).rfc7306(true));
             serverRegion = serverPd.register(ByteBuffer.allocateDirect(1 << 16), Access.ALL);
             clientRegion = clientPd.register(ByteBuffer.allocateDirect(1 << 16), Access.ALL);
         }
@@ -114,6 +114,36 @@ public final class CapturingRnics implements AutoCloseable {
             assertTrue(ByteBufUtil.equals(clientRegion.buffer(), 16384, serverRegion.buffer(), 16384, 2000));
             // Left open: closing the RNICs ends it. (QueuePair.disconnect() would first send an FPDU
             // with an empty ULPDU, which the peer answers with a DDP local catastrophic Terminate.)
+        }
+
+        /**
+         * RFC 7306: Immediate Data with and without SE, then fetch-and-add, masked swap and masked
+         * compare-and-swap, each checked by its completion.
+         */
+        public void atomicsAndImmediateData() throws Exception {
+            server.postReceive(new ReceiveWorkRequest(1, new Sge(serverRegion, 0, 64)));
+            server.postReceive(new ReceiveWorkRequest(2, new Sge(serverRegion, 0, 64)));
+            client.postSend(SendWorkRequest.immediateData(30, 0x1122_3344_5566_7788L));
+            client.postSend(SendWorkRequest.immediateData(31, 42).solicited());
+            for (int i = 0; i < 2; i++) {
+                assertEquals(WcStatus.SUCCESS, take(clientCq).status());
+                assertEquals(WcOpcode.RECEIVE_IMMEDIATE_DATA, take(serverCq).opcode());
+            }
+            serverRegion.buffer().setLong(256, 40);
+            long target = serverRegion.address() + 256;
+            Sge result = new Sge(clientRegion, 512, 8);
+            SendWorkRequest[] atomics = {
+                SendWorkRequest.fetchAdd(32, target, serverRegion.rkey(), result, 2),
+                SendWorkRequest.maskedSwap(33, target, serverRegion.rkey(), result, 0xAB00, 0xFF00),
+                SendWorkRequest.maskedCompareSwap(34, target, serverRegion.rkey(), result, 0xAB2A, 0xFFFF, 7, -1L)};
+            long[] before = {40, 42, 0xAB2A};
+            for (int i = 0; i < atomics.length; i++) {
+                client.postSend(atomics[i]);
+                WorkCompletion wc = take(clientCq);
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                assertEquals(before[i], wc.immediateData(), wc.toString());
+            }
+            assertEquals(7, serverRegion.buffer().getLong(256));
         }
 
         /** A Write to an STag the server never issued: DDP tagged invalid STag, one Terminate. */

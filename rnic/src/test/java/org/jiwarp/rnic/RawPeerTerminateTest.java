@@ -374,9 +374,9 @@ class RawPeerTerminateTest {
     }
 
     @Test
-    void atomicRequestIsRdmapUnexpectedOpcode() throws Exception {
-        // RFC 7306 section 4.1: an Atomic Request travels on queue 1; its 52-octet body (all zero here,
-        // a Fetch and Add of 0) is never looked at by a responder that does not implement atomics.
+    void atomicRequestWithAReservedOperationIsRdmapUnexpectedOpcode() throws Exception {
+        // RFC 7306 section 5.2.1: an Atomic Request travels on queue 1; its 52-octet body here starts
+        // 0xA0A1A2A3, Atomic Operation 3, which is reserved: checked before the target.
         expectTerminate(TerminateError.RDMAP_UNEXPECTED_OPCODE, false, untagged(DdpHeaders.controlByte(false, true),
                 RdmapHeaders.controlByte(RdmapOpcode.ATOMIC_REQUEST), DdpHeaders.QN_READ_REQUEST, 1, 0, 52));
     }

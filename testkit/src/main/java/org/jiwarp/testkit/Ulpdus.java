@@ -4,6 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.rdmap.AtomicRequestHeader;
+import org.jiwarp.wire.rdmap.AtomicResponseHeader;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.ReadRequestHeader;
@@ -107,6 +109,53 @@ public final class Ulpdus {
     public static byte[] readRequest(long msn, int sinkStag, long sinkTo, long size, int sourceStag, long sourceTo) {
         return readRequest(UNTAGGED_LAST, rdmap(RdmapOpcode.RDMA_READ_REQUEST), DdpHeaders.QN_READ_REQUEST, msn, 0,
                 sinkStag, sinkTo, size, sourceStag, sourceTo);
+    }
+
+    /** An RFC 7306 Atomic Request on queue 1 with every header field given. */
+    public static byte[] atomicRequest(int ddpControl, long qn, long msn, long mo, int operationCode, int requestId,
+            int stag, long taggedOffset, long data, long dataMask, long compare, long compareMask) {
+        ByteBuf out = Unpooled.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + AtomicRequestHeader.LENGTH);
+        try {
+            DdpHeaders.writeUntagged(out, ddpControl, rdmap(RdmapOpcode.ATOMIC_REQUEST), 0, qn, msn, mo);
+            AtomicRequestHeader.write(out, operationCode, requestId, stag, taggedOffset, data, dataMask, compare,
+                    compareMask);
+            return ByteBufUtil.getBytes(out);
+        } finally {
+            out.release();
+        }
+    }
+
+    /** A well-formed RFC 7306 Atomic Request (queue 1, MSN {@code msn}): {@code operationCode} at {@code stag}/{@code taggedOffset}. */
+    public static byte[] atomicRequest(long msn, int operationCode, int requestId, int stag, long taggedOffset,
+            long data) {
+        return atomicRequest(UNTAGGED_LAST, DdpHeaders.QN_READ_REQUEST, msn, 0, operationCode, requestId, stag,
+                taggedOffset, data, operationCode == 0 ? 0 : -1L, 0, 0);
+    }
+
+    /** An RFC 7306 Atomic Response on queue 3. */
+    public static byte[] atomicResponse(long msn, int requestId, long original) {
+        ByteBuf out = Unpooled.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + AtomicResponseHeader.LENGTH);
+        try {
+            DdpHeaders.writeUntagged(out, UNTAGGED_LAST, rdmap(RdmapOpcode.ATOMIC_RESPONSE), 0,
+                    DdpHeaders.QN_ATOMIC_RESPONSE, msn, 0);
+            AtomicResponseHeader.write(out, requestId, original);
+            return ByteBufUtil.getBytes(out);
+        } finally {
+            out.release();
+        }
+    }
+
+    /** An RFC 7306 Immediate Data message on queue 0 carrying {@code data} (8 octets). */
+    public static byte[] immediateData(long msn, boolean solicited, long data) {
+        ByteBuf out = Unpooled.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + RdmapOpcode.IMMEDIATE_DATA_LENGTH);
+        try {
+            DdpHeaders.writeUntagged(out, UNTAGGED_LAST, rdmap(solicited ? RdmapOpcode.IMMEDIATE_DATA_WITH_SE
+                    : RdmapOpcode.IMMEDIATE_DATA), 0, DdpHeaders.QN_SEND, msn, 0);
+            out.writeLong(data);
+            return ByteBufUtil.getBytes(out);
+        } finally {
+            out.release();
+        }
     }
 
     /** A one-segment Read Response. */

@@ -74,14 +74,14 @@ public final class BenchReport {
             out.println(prefix + "vs TCP (latency): jiwarp's p50 over plain TCP's; lower is better.");
         }
         if (lat) {
-            out.println(prefix + "Latency: half the round trip (all of it for Read); p99 needs "
+            out.println(prefix + "Latency: half the round trip (Read, atomics: all of it); p99 needs "
                     + SAMPLES_FOR_P99 + " samples, p99.9 " + SAMPLES_FOR_P999 + " (else -).");
         }
         out.println(prefix + "B/KiB: heap octets allocated per KiB moved, both ends (- when unknown).");
     }
 
     private static String opName(BenchResult r) {
-        return r.spec().op().name().toLowerCase(Locale.ROOT) + (r.spec().mode() == BenchMode.LAT ? "-lat" : "-bw");
+        return r.spec().op().label() + (r.spec().mode() == BenchMode.LAT ? "-lat" : "-bw");
     }
 
     /** A percentile in microseconds, or {@code null} with too few samples for it. */

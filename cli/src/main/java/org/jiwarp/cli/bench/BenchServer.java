@@ -62,13 +62,13 @@ public final class BenchServer implements AutoCloseable {
         int depth = spec.txDepth() + 2;
         CompletionQueue cq = rnic.createCq(2 * depth + 4);
         QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).sendDepth(depth).receiveDepth(depth)
-                .ird(spec.readCredits()).ord(spec.readCredits()));
+                .ird(spec.readCredits()).ord(spec.readCredits()).rfc7306(spec.op().rfc7306()));
         MemoryRegion region = pd.register(ByteBuffer.allocateDirect(spec.size()),
-                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
         Sge whole = Sge.of(region);
         // What the client's Reads fetch and check.
         BenchPattern.fill(region.buffer(), 0, spec.size());
-        if (spec.op() == BenchOp.SEND) {
+        if (spec.op().received()) {
             ReceiveWorkRequest receive = new ReceiveWorkRequest(0, whole);
             SendWorkRequest echo = SendWorkRequest.send(1, whole);
             cq.onCompletion(wc -> {
@@ -79,6 +79,12 @@ public final class BenchServer implements AutoCloseable {
                     qp.postReceive(receive);
                     if (spec.mode() == BenchMode.LAT) {
                         qp.postSend(echo);
+                    }
+                } else if (wc.opcode() == org.jiwarp.rnic.WcOpcode.RECEIVE_IMMEDIATE_DATA) {
+                    qp.postReceive(receive);
+                    if (spec.mode() == BenchMode.LAT) {
+                        // Echoes the 8 octets, which the client checks.
+                        qp.postSend(SendWorkRequest.immediateData(1, wc.immediateData()));
                     }
                 }
             });

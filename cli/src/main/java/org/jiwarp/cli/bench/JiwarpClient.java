@@ -59,10 +59,12 @@ final class JiwarpClient implements BenchTransport {
         int depth = spec.txDepth() + 2;
         CompletionQueue cq = rnic.createCq(2 * depth + 4);
         QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).sendDepth(depth).receiveDepth(depth)
-                .ird(spec.readCredits()).ord(spec.readCredits()));
+                .ird(spec.readCredits()).ord(spec.readCredits()).rfc7306(spec.op().rfc7306()));
         // Write latency sends from the first half and polls the second, where the server writes back.
         boolean polled = spec.mode() == BenchMode.LAT && spec.op() == BenchOp.WRITE;
-        MemoryRegion region = pd.register(ByteBuffer.allocateDirect(polled ? 2 * spec.size() : spec.size()),
+        // An atomic's result lands in octets 0 to 7; its check reads the server's value into 8 to 15.
+        int length = polled ? 2 * spec.size() : spec.op().eightOctets() ? 16 : spec.size();
+        MemoryRegion region = pd.register(ByteBuffer.allocateDirect(length),
                 Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
         BenchSpec sent = spec.withRemote(region.address() + (polled ? spec.size() : 0), region.stag());
         BenchPattern.fill(region.buffer(), 0, spec.size());
@@ -118,6 +120,63 @@ final class JiwarpClient implements BenchTransport {
 
     private static final long VERIFY_ID = -2;
 
+    /**
+     * The atomic of a run, on the first 8 octets of the server's buffer, its result in the first 8
+     * of the client's: fetch-and-add adds 1; compare-and-swap compares with and writes the
+     * pattern's first 8 octets (so it always matches and leaves them: every one does the full
+     * compare and write).
+     */
+    static SendWorkRequest atomic(BenchSpec spec, long id, long remoteAddress, int rkey, MemoryRegion region) {
+        Sge result = new Sge(region, 0, 8);
+        return spec.op() == BenchOp.FETCH_ADD ? SendWorkRequest.fetchAdd(id, remoteAddress, rkey, result, 1)
+                : SendWorkRequest.compareSwap(id, remoteAddress, rkey, result, PATTERN_WORD, PATTERN_WORD);
+    }
+
+    /** The pattern's first 8 octets as a big-endian value: what the server's buffer starts with. */
+    static final long PATTERN_WORD = patternWord();
+
+    private static long patternWord() {
+        long word = 0;
+        for (int i = 0; i < 8; i++) {
+            word = word << 8 | (BenchPattern.at(i) & 0xFF);
+        }
+        return word;
+    }
+
+    /**
+     * Checks an atomic run by reading the server's 8 octets back: after {@code count}
+     * fetch-and-adds of 1 they hold the pattern word plus {@code count}; after compare-and-swaps,
+     * the pattern word.
+     */
+    static CompletableFuture<Void> verifyAtomics(QueuePair qp, CompletionQueue cq, MemoryRegion region,
+            long remoteAddress, int rkey, BenchSpec spec, long count) {
+        long expected = spec.op() == BenchOp.FETCH_ADD ? PATTERN_WORD + count : PATTERN_WORD;
+        return verifyServerValue(qp, cq, region, remoteAddress, rkey, expected, count + " "
+                + spec.op().displayName() + " operations");
+    }
+
+    /** Reads the server's first 8 octets into octets 8 to 15 of {@code region} and compares them with {@code expected}. */
+    static CompletableFuture<Void> verifyServerValue(QueuePair qp, CompletionQueue cq, MemoryRegion region,
+            long remoteAddress, int rkey, long expected, String after) {
+        CompletableFuture<Void> checked = new CompletableFuture<>();
+        cq.onCompletion(wc -> {
+            if (wc.status() != WcStatus.SUCCESS) {
+                checked.completeExceptionally(new IllegalStateException("reading the server's value back failed: "
+                        + wc));
+            } else if (wc.workRequestId() == VERIFY_ID) {
+                long value = region.buffer().getLong(8);
+                if (value == expected) {
+                    checked.complete(null);
+                } else {
+                    checked.completeExceptionally(new IllegalStateException(String.format(
+                            "after %s the server holds 0x%x, expected 0x%x", after, value, expected)));
+                }
+            }
+        });
+        qp.postSend(SendWorkRequest.read(VERIFY_ID, remoteAddress, rkey, new Sge(region, 8, 8)));
+        return checked;
+    }
+
     /** The bandwidth pattern over one queue pair. */
     private static final class Stream extends StreamPattern implements Connection {
         private static final long SYNC_ID = -1;
@@ -146,6 +205,8 @@ final class JiwarpClient implements BenchTransport {
                     case WRITE -> SendWorkRequest.write(i, remoteAddress, rkey, whole);
                     case READ -> SendWorkRequest.read(i, remoteAddress, rkey, whole);
                     case SEND -> SendWorkRequest.send(i, whole);
+                    case IMMEDIATE -> SendWorkRequest.immediateData(i, i);
+                    default -> atomic(spec, i, remoteAddress, rkey, region);
                 };
             }
             this.chain = new SendWorkRequest[spec.txDepth() + 1];
@@ -193,6 +254,14 @@ final class JiwarpClient implements BenchTransport {
 
         @Override
         public CompletableFuture<Void> verify() {
+            if (spec.op().atomic()) {
+                return finished().thenCompose(p -> verifyAtomics(qp, cq, region, remoteAddress, rkey, spec, p.posted));
+            }
+            if (spec.op() == BenchOp.IMMEDIATE) {
+                // The server's receives all start at its buffer: the last Immediate Data's 8 octets are there.
+                return finished().thenCompose(p -> verifyServerValue(qp, cq, region, remoteAddress, rkey,
+                        (p.posted - 1) % spec.txDepth(), p.posted + " Immediate Data messages"));
+            }
             return JiwarpClient.verify(qp, cq, region, remoteAddress, rkey, spec);
         }
 
@@ -209,6 +278,8 @@ final class JiwarpClient implements BenchTransport {
         private final MemoryRegion region;
         private final SendWorkRequest ping;
         private final ReceiveWorkRequest receive;
+        private final long remoteAddress;
+        private final int rkey;
 
         PingPong(QueuePair qp, CompletionQueue cq, MemoryRegion region, long remoteAddress, int rkey, BenchSpec spec,
                 Limit limit, LongAdder progress) {
@@ -217,11 +288,13 @@ final class JiwarpClient implements BenchTransport {
             this.cq = cq;
             this.region = region;
             Sge whole = Sge.of(region);
+            this.remoteAddress = remoteAddress;
+            this.rkey = rkey;
             this.ping = spec.op() == BenchOp.READ ? SendWorkRequest.read(0, remoteAddress, rkey, whole)
-                    : SendWorkRequest.send(0, whole);
+                    : spec.op().atomic() ? atomic(spec, 0, remoteAddress, rkey, region) : SendWorkRequest.send(0, whole);
             this.receive = new ReceiveWorkRequest(0, whole);
             cq.onCompletion(this::onCompletion);
-            if (spec.op() == BenchOp.SEND) {
+            if (spec.op().received()) {
                 qp.postReceive(receive);
             }
         }
@@ -232,14 +305,24 @@ final class JiwarpClient implements BenchTransport {
             } else if (wc.opcode() == WcOpcode.RECEIVE) {
                 qp.postReceive(receive);
                 pong();
-            } else if (wc.opcode() == WcOpcode.RDMA_READ) {
+            } else if (wc.opcode() == WcOpcode.RECEIVE_IMMEDIATE_DATA) {
+                qp.postReceive(receive);
+                // The server echoes the 8 octets of ping number count.
+                if (wc.immediateData() != count) {
+                    failed(new IllegalStateException("Immediate Data echo " + wc.immediateData() + ", expected "
+                            + count));
+                    return;
+                }
+                pong();
+            } else if (wc.opcode() == WcOpcode.RDMA_READ || wc.opcode() == WcOpcode.ATOMIC_FETCH_ADD
+                    || wc.opcode() == WcOpcode.ATOMIC_COMPARE_SWAP) {
                 pong();
             }
         }
 
         @Override
         void ping(long index) {
-            qp.postSend(ping.id(index));
+            qp.postSend(spec.op() == BenchOp.IMMEDIATE ? SendWorkRequest.immediateData(index, index) : ping.id(index));
         }
 
         @Override
@@ -254,6 +337,13 @@ final class JiwarpClient implements BenchTransport {
 
         @Override
         public CompletableFuture<Void> verify() {
+            if (spec.op().atomic()) {
+                return finished().thenCompose(p -> verifyAtomics(qp, cq, region, remoteAddress, rkey, spec, p.count));
+            }
+            if (spec.op() == BenchOp.IMMEDIATE) {
+                // Every echo was checked as it arrived (onCompletion).
+                return finished().thenApply(p -> null);
+            }
             return JiwarpClient.verify(qp, cq, region, 0, 0, spec);
         }
 

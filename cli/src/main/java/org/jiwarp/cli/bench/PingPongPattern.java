@@ -43,7 +43,7 @@ abstract class PingPongPattern {
     final void pong() {
         long now = System.nanoTime();
         long roundTrip = now - sentAt;
-        latency.recordValue(spec.op() == BenchOp.READ ? roundTrip : roundTrip / 2);
+        latency.recordValue(spec.op().answered() ? roundTrip : roundTrip / 2);
         progress.add(spec.size());
         count++;
         if (limit.more(count, startNanos, now)) {

@@ -184,8 +184,8 @@ final class TcpBaseline {
             @Override
             void post(long index, boolean signaled) {
                 int size = spec.size();
-                if (spec.op() == BenchOp.READ) {
-                    // A Read completes when its response is in (see response()).
+                if (spec.op().answered()) {
+                    // A Read (or an atomic's 8 octets) completes when its response is in (see response()).
                     ctx.write(header(ctx, READ, size), ctx.voidPromise());
                     return;
                 }
@@ -211,7 +211,7 @@ final class TcpBaseline {
 
             /** Responses come in request order: the Reads' first, then the sync's. */
             void response() {
-                if (spec.op() == BenchOp.READ && responses < posted) {
+                if (spec.op().answered() && responses < posted) {
                     long index = responses++;
                     if ((index + 1) % spec.cqMod() == 0 || !limit.timed() && index + 1 == limit.iterations()) {
                         completed(index);
@@ -270,7 +270,7 @@ final class TcpBaseline {
             @Override
             void ping(long index) {
                 int size = spec.size();
-                if (spec.op() == BenchOp.READ) {
+                if (spec.op().answered()) {
                     ctx.writeAndFlush(header(ctx, READ, size), ctx.voidPromise());
                 } else {
                     ctx.write(header(ctx, DATA, size), ctx.voidPromise());

@@ -74,9 +74,13 @@ import org.jiwarp.testkit.RawConnection;
 import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.mpa.MpaFrames;
+import org.jiwarp.wire.rdmap.AtomicOperation;
+import org.jiwarp.wire.rdmap.AtomicRequestHeader;
+import org.jiwarp.wire.rdmap.AtomicResponseHeader;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.ReadRequestHeader;
+import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateHeader;
 
 /**
@@ -253,6 +257,116 @@ public final class AdversarialCatalogue {
         byte[] build(int sinkStag, long sinkTo, int size);
     }
 
+    /**
+     * RFC 7306: one case per error an Atomic Request, Atomic Response or Immediate Data message can
+     * meet at jiwarp, and the well-formed ones served.
+     */
+    private static void rfc7306(List<Entry> e) {
+        e.add(op("atomic-fetch-add-served", "RFC 7306 5.2.1, 5.2.2, 5.4",
+                ctx -> {
+                    ctx.regions.write.buffer().setLong(0, 40);
+                    ctx.sendGood(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 0x1234, ctx.writeStag(),
+                            ctx.writeTo(0), 2));
+                },
+                accepted("an Atomic Response on queue 3 with MSN 1, the request's identifier and the value before",
+                        ctx -> {
+                            byte[] response = ctx.peer.await(u -> Ulpdus.isUntagged(u, RdmapOpcode.ATOMIC_RESPONSE,
+                                    DdpHeaders.QN_ATOMIC_RESPONSE), Outcome.WAIT_MILLIS);
+                            assertNotNull(response, "no Atomic Response: " + ctx.peer.describe());
+                            ByteBuf b = Unpooled.wrappedBuffer(response);
+                            int at = DdpHeaders.UNTAGGED_HEADER_LENGTH;
+                            assertEquals(1, DdpHeaders.msn(b, 0));
+                            assertEquals(0x1234, AtomicResponseHeader.originalRequestIdentifier(b, at));
+                            assertEquals(40, AtomicResponseHeader.originalRemoteDataValue(b, at));
+                            assertEquals(42, ctx.regions.write.buffer().getLong(0));
+                        }))
+                .allow(AdversarialCatalogue::firstWrite));
+        e.add(op("atomic-reserved-operation", "RFC 7306 10.1 (0x1 reserved), 8.2; RFC 5040 7.2",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, 0x1, 1, ctx.writeStag(), ctx.writeTo(0), 1)),
+                terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
+        e.add(op("atomic-target-not-8-octet-aligned", "RFC 7306 5.1.1, 8.2",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(),
+                        ctx.writeTo(4), 1)),
+                terminate(TerminateError.RDMAP_CATASTROPHIC_LOCAL_TO_STREAM, DDP_HEADER)));
+        e.add(op("atomic-on-a-region-without-remote-atomic", "RFC 7306 5.2.1, 8.2; RFC 5040 7.2",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.COMPARE_SWAP.code(), 1, ctx.regions.readOnly.stag(),
+                        ctx.regions.readOnly.address(), 1)),
+                terminate(RDMAP_ACCESS_RIGHTS_VIOLATION, DDP_HEADER)));
+        e.add(op("atomic-stag-unknown", "RFC 7306 5.2.1, 8.2; RFC 5040 7.2",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.COMPARE_SWAP.code(), 1, UNKNOWN_STAG, 0, 1)),
+                terminate(RDMAP_INVALID_STAG, DDP_HEADER)));
+        e.add(op("atomic-stag-of-another-protection-domain", "RFC 7306 5.2.1; RFC 5040 8.1.1 rule 1",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1,
+                        ctx.regions.foreign.stag(), ctx.regions.foreign.address(), 1)),
+                terminate(RDMAP_STAG_NOT_ASSOCIATED, DDP_HEADER)));
+        e.add(op("atomic-target-past-the-end", "RFC 7306 5.2.1, 8.2; RFC 5040 7.2",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(),
+                        ctx.writeTo(JiwarpTarget.WRITE_LENGTH), 1)),
+                terminate(RDMAP_BASE_OR_BOUNDS_VIOLATION, DDP_HEADER)));
+        e.add(op("atomic-target-to-wraps", "RFC 7306 5.2.1, 8.2; RFC 5040 7.2",
+                ctx -> ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(), -4L, 1)),
+                terminate(RDMAP_TO_WRAP, DDP_HEADER)));
+        e.add(op("atomic-request-of-40-octets", "RFC 7306 5.2.1 (52 octets), RFC 5041 7.1",
+                ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.ATOMIC_REQUEST), 0,
+                        DdpHeaders.QN_READ_REQUEST, 1, 0, 40)),
+                terminate(DDP_UNTAGGED_MESSAGE_TOO_LONG, DDP_HEADER)));
+        e.add(op("atomic-request-on-queue-0", "RFC 7306 4.1, 5.2.1 (queue 1)",
+                ctx -> ctx.send(Ulpdus.atomicRequest(UNTAGGED_LAST, DdpHeaders.QN_SEND, 1, 0,
+                        AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(), ctx.writeTo(0), 1, 0, 0, 0)),
+                terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
+        e.add(op("atomic-request-msn-after-a-read-request", "RFC 7306 5.2.1 (queue 1 MSNs shared), RFC 5041 5.3",
+                ctx -> {
+                    ctx.sendGood(readOf(1, ctx.regions.readOnly, 0, 8));
+                    ctx.send(Ulpdus.atomicRequest(1, AtomicOperation.FETCH_ADD.code(), 1, ctx.writeStag(),
+                            ctx.writeTo(0), 1));
+                },
+                terminate(DDP_UNTAGGED_INVALID_MSN_RANGE, DDP_HEADER)));
+        e.add(op("atomic-response-with-no-atomic-outstanding", "RFC 7306 5.2.2, 5.4; RFC 5040 7.2",
+                ctx -> ctx.send(Ulpdus.atomicResponse(1, 7, 42)),
+                terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
+        e.add(op("atomic-response-to-another-request", "RFC 7306 5.2.2 (Original Request Identifier), 5.4",
+                ctx -> {
+                    ctx.sendGood(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 8));
+                    ctx.served.qp.postSend(SendWorkRequest.fetchAdd(78, PEER_SOURCE_TO, PEER_SOURCE_STAG,
+                            new Sge(ctx.regions.sink, 0, 8), 1));
+                    byte[] request = ctx.peer.await(u -> Ulpdus.isUntagged(u, RdmapOpcode.ATOMIC_REQUEST,
+                            DdpHeaders.QN_READ_REQUEST), Outcome.WAIT_MILLIS);
+                    assertNotNull(request, "no Atomic Request from jiwarp: " + ctx.peer.describe());
+                    ByteBuf b = Unpooled.wrappedBuffer(request);
+                    int id = AtomicRequestHeader.requestIdentifier(b, DdpHeaders.UNTAGGED_HEADER_LENGTH);
+                    assertEquals(PEER_SOURCE_STAG, AtomicRequestHeader.remoteStag(b, DdpHeaders.UNTAGGED_HEADER_LENGTH));
+                    ctx.send(Ulpdus.atomicResponse(1, id + 1, 5));
+                },
+                terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)).allow(AdversarialCatalogue::firstWrite));
+        e.add(op("atomic-response-msn-2-first", "RFC 7306 5.2.2 (queue 3), RFC 5041 5.3",
+                ctx -> ctx.send(Ulpdus.atomicResponse(2, 7, 42)),
+                terminate(DDP_UNTAGGED_INVALID_MSN_RANGE, DDP_HEADER)));
+        e.add(op("immediate-data-served", "RFC 7306 6.2, 6.3",
+                ctx -> ctx.sendGood(Ulpdus.immediateData(1, true, 0x0102_0304_0506_0708L)),
+                accepted("receive 0 completes with the 8 octets, placed in it, and a Solicited Event", ctx -> {
+                    WorkCompletion wc = ctx.served.cq.take(Outcome.WAIT_MILLIS, TimeUnit.MILLISECONDS);
+                    assertNotNull(wc, "no completion: " + ctx.peer.describe());
+                    assertEquals(JiwarpTarget.FIRST_RECEIVE_ID, wc.workRequestId(), wc.toString());
+                    assertEquals(WcOpcode.RECEIVE_IMMEDIATE_DATA, wc.opcode(), wc.toString());
+                    assertEquals(0x0102_0304_0506_0708L, wc.immediateData());
+                    assertEquals(8, wc.byteLength());
+                    assertEquals(0x0102_0304_0506_0708L, ctx.regions.receive.buffer().getLong(0), "placed in receive 0");
+                    assertTrue(wc.solicited());
+                    ctx.receivesTaken.add(wc.workRequestId());
+                })).allow(r -> receive0(r, 8)));
+        e.add(op("immediate-data-of-4-octets", "RFC 7306 6.2 (8 octets), RFC 5041 7.1",
+                ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.IMMEDIATE_DATA), 0, DdpHeaders.QN_SEND,
+                        1, 0, 4)),
+                terminate(DDP_UNTAGGED_MESSAGE_TOO_LONG, DDP_HEADER)));
+        e.add(op("immediate-data-with-no-receive-posted", "RFC 7306 6.3, RFC 5041 7.1",
+                ctx -> {
+                    ctx.fence(1, 0);
+                    ctx.send(Ulpdus.immediateData(2, false, 1));
+                },
+                terminate(DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, DDP_HEADER))
+                .spec(AdversarialCase.Spec.DEFAULT.receives(1)).allow(r -> receive0(r, 4)));
+    }
+
     private static List<JiwarpTarget.Range> firstWrite(JiwarpTarget.Regions r) {
         return List.of(r.inWrite(0, 8));
     }
@@ -286,16 +400,21 @@ public final class AdversarialCatalogue {
         e.add(setup("request-with-the-reply-key", "RFC 5044 7.1.1, 7.1.2 rule 8",
                 ctx -> ctx.sendSetup(goodRequest(ctx).withKey(MpaFrames.replyKey()).bytes()),
                 setupClosed(LLP_INVALID_REQUEST_REPLY, null)));
-        e.add(setup("request-reserved-flag-bit", "RFC 5044 7.1.1 (Res), RFC 6581 6",
-                ctx -> ctx.sendSetup(goodRequest(ctx).withFlags(goodRequest(ctx).flags() | 0x08).bytes()),
-                setupClosed(LLP_INVALID_REQUEST_REPLY, null))
-                .deviation("RFC 5044 7.1.1 and RFC 6581 section 6: Res MUST NOT be checked on reception; jiwarp "
-                        + "(MpaFrame.parse) refuses the Request as invalid (0x04) and closes"));
-        e.add(setup("request-reject-bit", "RFC 5044 7.1.1 (R)",
-                ctx -> ctx.sendSetup(goodRequest(ctx).withFlags(goodRequest(ctx).flags() | MpaFrames.REJECT_FLAG)
-                        .bytes()),
-                setupClosed(LLP_INVALID_REQUEST_REPLY, null))
-                .deviation("RFC 5044 7.1.1: R is not checked on reception in a Request; jiwarp refuses it (0x04)"));
+        e.add(op("request-reserved-flag-bit", "RFC 5044 7.1.1 (Res), RFC 6581 6",
+                ctx -> {
+                    ctx.handshake(null, null, 0x08);
+                    assertEquals(0, ctx.mpaFrame.flags() & 0x0F, "the Reply's Res bits");
+                    ctx.sendGood(Ulpdus.send(1, 8));
+                },
+                accepted("Res is ignored: the connection runs and a Send completes", receivesSend(8)))
+                .spec(AdversarialCase.Spec.DEFAULT.manualSetup()).allow(r -> receive0(r, 8)));
+        e.add(op("request-reject-bit", "RFC 5044 7.1.1 (R)",
+                ctx -> {
+                    ctx.handshake(null, null, MpaFrames.REJECT_FLAG);
+                    ctx.sendGood(Ulpdus.send(1, 8));
+                },
+                accepted("R in a Request is ignored: the connection runs and a Send completes", receivesSend(8)))
+                .spec(AdversarialCase.Spec.DEFAULT.manualSetup()).allow(r -> receive0(r, 8)));
         e.add(setup("request-revision-0", "RFC 5044 7.1.1 (Rev)",
                 ctx -> ctx.sendSetup(goodRequest(ctx).withRevision(0).bytes()),
                 setupClosed(LLP_INVALID_REQUEST_REPLY, null)));
@@ -400,9 +519,7 @@ public final class AdversarialCatalogue {
                 connectFails(LLP_INVALID_REQUEST_REPLY)));
         e.add(initiator("reply-reserved-flag-bit", "RFC 5044 7.1.1 (Res), RFC 6581 6",
                 ctx -> ctx.peer.write(goodReply(ctx).withFlags(goodReply(ctx).flags() | 0x04).bytes()),
-                connectFails(LLP_INVALID_REQUEST_REPLY))
-                .deviation("RFC 5044 7.1.1 and RFC 6581 section 6: Res MUST NOT be checked on reception; jiwarp "
-                        + "refuses the Reply (0x04)"));
+                connected("Res is ignored: the connection is established", ctx -> { })));
         e.add(initiator("reply-unenhanced-to-an-enhanced-request", "RFC 6581 10",
                 ctx -> ctx.peer.write(goodReply(ctx).withFlags(0).withRevision(1).withWords(null).bytes()),
                 connectFails(LLP_INVALID_REQUEST_REPLY)));
@@ -568,13 +685,16 @@ public final class AdversarialCatalogue {
                 ctx -> {
                     byte[] fpdu = ctx.peer.frame(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 600));
                     assertEquals(0x01FC, (fpdu[514] & 0xFF) << 8 | fpdu[515] & 0xFF, "the inner marker's FPDUPTR");
-                    fpdu[515] |= 0x01;
+                    fpdu[515] |= 0x03;
                     ctx.peer.write(RawConnection.recrc(fpdu));
                 },
-                terminate(LLP_MARKER_ULPDU_LENGTH_MISMATCH, NOTHING))
+                accepted("the low bits are taken as zero: the Write lands", ctx -> {
+                    ctx.fence(1, 0);
+                    assertTrue(ByteBufUtil.equals(ctx.regions.write.buffer(), 0,
+                            Unpooled.wrappedBuffer(Ulpdus.payload(600)), 0, 600), "the Write's octets");
+                }))
                 .spec(AdversarialCase.Spec.DEFAULT.onTheMarkersTarget())
-                .deviation("RFC 5044 4.2: receivers MUST treat the two low bits of FPDUPTR as zero; jiwarp's "
-                        + "FpduDeframer compares all 16 bits and reports a marker mismatch (2/0/3)"));
+                .allow(r -> List.of(r.inWrite(0, 600), r.inReceive(0, 4))));
         e.add(op("marker-reserved-field-ignored", "RFC 5044 4.2 (RESERVED)",
                 ctx -> {
                     byte[] fpdu = ctx.peer.frame(Ulpdus.send(1, 8));
@@ -744,7 +864,8 @@ public final class AdversarialCatalogue {
                         rdmap(RdmapOpcode.RDMA_READ_REQUEST), DdpHeaders.QN_READ_REQUEST, 1, 0, PEER_SINK_STAG,
                         PEER_SINK_TO, 8, ctx.regions.readOnly.stag(), ctx.regions.readOnly.address())),
                 terminate(DDP_UNTAGGED_INVALID_VERSION, DDP_HEADER)));
-        for (long qn : new long[] {3, 4, 0xFFFF_FFFFL}) {
+        // RFC 7306 section 5 makes queue 3 RDMAP's (Atomic Responses): see send-on-queue-3.
+        for (long qn : new long[] {4, 5, 0xFFFF_FFFFL}) {
             e.add(op("queue-number-" + (qn == 0xFFFF_FFFFL ? "ffffffff" : Long.toString(qn)),
                     "RFC 5041 7.1 (untagged 1), 7.2; RFC 5040 4.1",
                     ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, qn, 1, 0, 8)),
@@ -890,12 +1011,15 @@ public final class AdversarialCatalogue {
                 ctx -> ctx.sendGood(Ulpdus.untagged(UNTAGGED_LAST,
                         RdmapHeaders.controlByte(1, 3, RdmapOpcode.SEND.code()), 0, DdpHeaders.QN_SEND, 1, 0, 8)),
                 accepted("a Send with both Rsv bits set completes", receivesSend(8))).allow(r -> receive0(r, 8)));
-        for (int opcode = 0x8; opcode <= 0xF; opcode++) {
+        // RFC 7306 defines 0x8 to 0xB (Immediate Data and atomics, below); 0xA and 0xB on queue 0 are
+        // on the wrong queue; 0xC to 0xF stay reserved.
+        for (int opcode = 0xA; opcode <= 0xF; opcode++) {
             int code = opcode;
-            e.add(op(String.format("opcode-%x", code), "RFC 5040 4.1 (Figure 4), 7.2 (2)",
+            e.add(op(String.format("opcode-%x", code), "RFC 5040 4.1 (Figure 4), 7.2 (2); RFC 7306 4.1",
                     ctx -> ctx.send(untaggedOpcode(code)),
                     terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
         }
+        rfc7306(e);
         e.add(op("send-on-the-tagged-model", "RFC 5040 4.1 (Figure 4), 5.3",
                 ctx -> ctx.send(Ulpdus.tagged(TAGGED_LAST, rdmap(RdmapOpcode.SEND), ctx.writeStag(), ctx.writeTo(0), 8)),
                 terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
@@ -913,6 +1037,10 @@ public final class AdversarialCatalogue {
         e.add(op("send-on-queue-1", "RFC 5040 5.3 (queue 0)",
                 ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_READ_REQUEST, 1,
                         0, 8)),
+                terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
+        e.add(op("send-on-queue-3", "RFC 5040 5.3 (queue 0); RFC 7306 5 (queue 3: Atomic Responses)",
+                ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_ATOMIC_RESPONSE,
+                        1, 0, 8)),
                 terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
         e.add(op("send-on-queue-2", "RFC 5040 5.3 (queue 0)",
                 ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_TERMINATE, 1,

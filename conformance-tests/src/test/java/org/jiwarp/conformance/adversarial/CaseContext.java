@@ -79,6 +79,11 @@ final class CaseContext {
      * @param words RFC 6581 words replacing the ones the spec implies, or {@code null}
      */
     void handshake(byte[] early, MpaBytes.Words words) throws Exception {
+        handshake(early, words, 0);
+    }
+
+    /** As {@link #handshake(byte[], MpaBytes.Words)}, with {@code extraFlags} set in the Request. */
+    void handshake(byte[] early, MpaBytes.Words words, int extraFlags) throws Exception {
         AdversarialCase.Spec spec = testCase.spec();
         MpaBytes.Frame request = MpaBytes.request(spec.crc(), spec.markersFromJiwarp(), JiwarpTarget.IRD,
                 token().getBytes(StandardCharsets.US_ASCII));
@@ -88,6 +93,9 @@ final class CaseContext {
         }
         if (words != null) {
             request = request.withWords(words);
+        }
+        if (extraFlags != 0) {
+            request = request.withFlags(request.flags() | extraFlags);
         }
         byte[] bytes = request.bytes();
         if (early != null) {

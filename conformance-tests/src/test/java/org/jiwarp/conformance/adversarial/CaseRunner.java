@@ -130,7 +130,7 @@ final class CaseRunner implements AutoCloseable {
         List<String> delivered = new java.util.ArrayList<>();
         for (WorkCompletion wc = ctx.served.cq.take(0, TimeUnit.MILLISECONDS); wc != null;
                 wc = ctx.served.cq.take(0, TimeUnit.MILLISECONDS)) {
-            if (wc.opcode() == WcOpcode.RECEIVE) {
+            if (wc.opcode() == WcOpcode.RECEIVE || wc.opcode() == WcOpcode.RECEIVE_IMMEDIATE_DATA) {
                 seen.merge(wc.workRequestId(), 1, Integer::sum);
                 // A receive the case did not take was never given a message: flushed (or failed), not SUCCESS.
                 if (wc.status() == WcStatus.SUCCESS) {

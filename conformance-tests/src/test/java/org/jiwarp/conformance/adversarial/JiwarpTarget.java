@@ -174,7 +174,7 @@ final class JiwarpTarget implements AutoCloseable {
      */
     Served expect(String token, Regions regions, int receives, boolean hold) {
         CompletionQueue cq = rnic.createCq(1 << 10);
-        QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).ird(IRD).ord(ORD));
+        QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).ird(IRD).ord(ORD).rfc7306(true));
         for (int i = 0; i < receives; i++) {
             qp.postReceive(new ReceiveWorkRequest(FIRST_RECEIVE_ID + i,
                     new Sge(regions.receive, (long) i * RECEIVE_SIZE, RECEIVE_SIZE)));

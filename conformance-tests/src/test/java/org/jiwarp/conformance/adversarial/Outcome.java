@@ -125,9 +125,11 @@ interface Outcome {
         long leaked = peer.readResponseOctetsBeforeTerminate();
         assertTrue(leaked <= permitted, leaked + " Read Response octets preceded the Terminate; the case's good Read "
                 + "Requests asked for " + permitted + ": " + peer.describe());
-        // jiwarp's own Read Requests (a case may have it read from the peer) carry none of its data.
+        // jiwarp's own Read and Atomic Requests (a case may have it read from the peer or run an
+        // atomic there) carry none of its data.
         assertEquals(java.util.List.of(), peer.otherBeforeTerminate().stream()
-                .filter(u -> !Ulpdus.isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST))
+                .filter(u -> !Ulpdus.isUntagged(u, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST)
+                        && !Ulpdus.isUntagged(u, RdmapOpcode.ATOMIC_REQUEST, DdpHeaders.QN_READ_REQUEST))
                 .map(JiwarpTarget::hex).toList(), "messages before the Terminate");
     }
 

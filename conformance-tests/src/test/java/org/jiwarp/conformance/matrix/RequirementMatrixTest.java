@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Checks the requirement matrix {@code rfc-requirements.tsv}: every applicable MUST and MUST NOT of
- * RFC 5044, 5041, 5040 and 6581 names at least one test, every named test exists in some module's
+ * RFC 5044, 5041, 5040, 6581 and 7306 names at least one test, every named test exists in some module's
  * test sources, every adversarial catalogue case backs some requirement, and the coverage per RFC and
  * level is printed and written to {@code target/rfc-coverage.md}, and every named test ran and
  * passed in this build (the surefire reports of every module, {@link TestReports}).
@@ -44,7 +44,7 @@ import org.junit.jupiter.api.Test;
 class RequirementMatrixTest {
 
     private static final String RESOURCE = "/rfc-requirements.tsv";
-    private static final List<String> RFCS = List.of("5044", "5041", "5040", "6581");
+    private static final List<String> RFCS = List.of("5044", "5041", "5040", "6581", "7306");
     private static final List<String> LEVELS = List.of("MUST", "MUST NOT", "SHOULD", "SHOULD NOT");
     private static final Pattern TEST_REF = Pattern.compile("([A-Za-z_$][\\w$]*)#([A-Za-z_$][\\w$]*)(?:\\[([a-z0-9-]+)])?");
     private static final String CATALOGUE_CLASS = "AdversarialPeerTest";

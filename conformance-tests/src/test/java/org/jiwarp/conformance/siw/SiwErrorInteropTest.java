@@ -201,6 +201,70 @@ class SiwErrorInteropTest {
     }
 
     /**
+     * RFC 7306 against a peer without it: siw 6.1 implements no atomics; it logs "received unknown
+     * packet type 10" and answers the Atomic Request with a Terminate; jiwarp fails that work
+     * request with the Terminate's error, flushes the rest and goes to ERROR, nothing worse.
+     */
+    @Test
+    void atomicRequestGetsSiwsTerminateAndFailsOnlyThatWorkRequest() throws Exception {
+        try (SiwPeer.Background server = rpingServer()) {
+            Client client = connect();
+            client.qp.postSend(SendWorkRequest.fetchAdd(1, 0x1000, BOGUS_STAG, new Sge(client.memory, 0, 8), 1));
+            WorkCompletion atomic = client.take();
+            assertEquals(WcOpcode.ATOMIC_FETCH_ADD, atomic.opcode(), atomic::toString);
+            assertEquals(WcStatus.REMOTE_OPERATION_ERROR, atomic.status(), atomic::toString);
+            assertSiwRefusesRfc7306(client, atomic.error(), server);
+        }
+        // siw's receive path knows opcodes 0 to 7 only.
+        assertKernelLogged("siw: received unknown packet type 10");
+        guestCapture(SiwPeer.RPING_PORT, "atomic-request");
+    }
+
+    /**
+     * RFC 7306 Immediate Data against siw 6.1, which does not implement it: the message leaves
+     * (its work request completes once sent), siw logs "received unknown packet type 8" and
+     * answers with a Terminate, and jiwarp reports it and flushes its receive.
+     */
+    @Test
+    void immediateDataGetsSiwsTerminate() throws Exception {
+        try (SiwPeer.Background server = rpingServer()) {
+            Client client = connect();
+            client.qp.postSend(SendWorkRequest.immediateData(1, 0x1122_3344_5566_7788L));
+            WorkCompletion sent = client.take();
+            assertEquals(WcOpcode.IMMEDIATE_DATA, sent.opcode(), sent::toString);
+            assertEquals(WcStatus.SUCCESS, sent.status(), sent::toString);
+            assertSiwRefusesRfc7306(client, null, server);
+        }
+        assertKernelLogged("siw: received unknown packet type 8");
+        guestCapture(SiwPeer.RPING_PORT, "immediate-data");
+    }
+
+    /**
+     * siw 6.1 answers an RFC 7306 opcode with its Unexpected OpCode Terminate, RDMAP / Remote
+     * Operation (0/2/6) in siw's bit layout: octets 0x20 0x06, which the RFC layout reads as LLP /
+     * MPA / Insufficient IRD (2/0/6). Both readings name an error, so jiwarp keeps the RFC's (it
+     * cannot tell); then the receive is flushed and the queue pair is in ERROR.
+     *
+     * @param failed the error the failed work request carries, or {@code null} when none failed
+     */
+    private static void assertSiwRefusesRfc7306(Client client, TerminateError failed, SiwPeer.Background server)
+            throws Exception {
+        if (failed != null) {
+            assertEquals(TerminateError.LLP_INSUFFICIENT_IRD, failed);
+        }
+        WorkCompletion flushed = client.take();
+        assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, flushed.status(), flushed::toString);
+        assertEquals(WcOpcode.RECEIVE, flushed.opcode());
+        RemoteTerminate terminate = client.terminate();
+        assertEquals(List.of(2, 0, 6), List.of(terminate.layer(), terminate.errorType(), terminate.errorCode()),
+                terminate::toString);
+        assertEquals(TerminateError.LLP_INSUFFICIENT_IRD, terminate.error(), terminate::toString);
+        assertFalse(terminate.siwLayout(), terminate::toString);
+        assertEquals(QpState.ERROR, client.qp.state());
+        server.await(Duration.ofSeconds(30));
+    }
+
+    /**
      * RFC 5044 section 8: a bad CRC from jiwarp's side (a raw MPA initiator flips a CRC octet) is
      * an MPA CRC error: siw logs both CRCs and answers with an LLP Terminate, then closes.
      */
@@ -328,7 +392,8 @@ class SiwErrorInteropTest {
     private final class Client {
         final CompletionQueue cq = rnic.createCq(16);
         final ProtectionDomain pd = rnic.allocatePd();
-        final QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).ird(1).ord(1));
+        // rfc7306(true): only the RFC 7306 tests post such work, to see what siw does with it.
+        final QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).ird(1).ord(1).rfc7306(true));
         final MemoryRegion memory = pd.register(ByteBuffer.allocateDirect(4096), Access.ALL);
         final CompletableFuture<RemoteTerminate> terminate = new CompletableFuture<>();
 

@@ -4,7 +4,7 @@ import org.jiwarp.wire.ddp.DdpHeaders;
 
 /**
  * RDMAP opcodes (RFC 5040 section 4.2, with the RFC 7306 section 4.1 additions), each with the
- * DDP buffer model and untagged queue it travels on (RFC 5040 section 4.5, RFC 7306 section 5).
+ * DDP buffer model and untagged queue it travels on (RFC 5040 section 4.5, RFC 7306 section 5.4).
  */
 public enum RdmapOpcode {
     RDMA_WRITE(0x0, true, -1, "Write"),
@@ -23,6 +23,9 @@ public enum RdmapOpcode {
     ATOMIC_REQUEST(0xA, false, DdpHeaders.QN_READ_REQUEST, "Atomic Request"),
     /** RFC 7306 section 4.1: travels on queue 3. */
     ATOMIC_RESPONSE(0xB, false, DdpHeaders.QN_ATOMIC_RESPONSE, "Atomic Response");
+
+    /** RFC 7306 section 6.3: an Immediate Data message carries exactly 8 octets of ULP data. */
+    public static final int IMMEDIATE_DATA_LENGTH = 8;
 
     private static final RdmapOpcode[] BY_CODE = new RdmapOpcode[16];
 
@@ -67,6 +70,11 @@ public enum RdmapOpcode {
     /** {@code true} when the header carries an STag for the Data Sink to invalidate. */
     public boolean invalidates() {
         return this == SEND_WITH_INVALIDATE || this == SEND_WITH_SE_AND_INVALIDATE;
+    }
+
+    /** {@code true} for Immediate Data and Immediate Data with SE (RFC 7306 section 6.3). */
+    public boolean immediateData() {
+        return this == IMMEDIATE_DATA || this == IMMEDIATE_DATA_WITH_SE;
     }
 
     /** The name Wireshark shows for the opcode. */
