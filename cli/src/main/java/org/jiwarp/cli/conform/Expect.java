@@ -1,0 +1,272 @@
+package org.jiwarp.cli.conform;
+
+import java.io.EOFException;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.List;
+import org.jiwarp.testkit.MpaBytes;
+import org.jiwarp.testkit.TerminateCheck;
+import org.jiwarp.testkit.TerminateCheck.Carried;
+import org.jiwarp.wire.rdmap.TerminateError;
+
+/**
+ * What the RFC requires of the target in a case, and the check that judges what it did.
+ *
+ * <ul>
+ *   <li>{@link #terminate}: one Terminate with one of the named errors (RFC layout), carrying exactly
+ *       the headers RFC 5040 section 4.8 names for the offending ULPDU, nothing else sent after the
+ *       case began, then the close (RFC 5040 section 5.4);</li>
+ *   <li>{@link #carriesOn}: no error; the next step of rping's exchange gets its answer;</li>
+ *   <li>{@link #refused}: MPA setup ends in a close without a Reply, or a Reply with R then a close;</li>
+ *   <li>{@link #closesWithoutFpdus}: the target, as initiator, closes after a bad Reply, sending no FPDU.</li>
+ * </ul>
+ */
+interface Expect {
+
+    /** Waits as long as it needs (within the session's timeout) and judges what the target did. */
+    Judgement judge(Session s) throws Exception;
+
+    /** What the RFC requires, in words, for reports. */
+    String describe();
+
+    static Expect terminate(TerminateError error, Carried carried) {
+        return terminate(List.of(error), List.of(carried));
+    }
+
+    /**
+     * A Terminate with any of {@code errors} carrying any of {@code carried}: for the cases where
+     * the RFCs allow more than one reading (each is listed in the case's requirement).
+     */
+    static Expect terminate(List<TerminateError> errors, List<Carried> carried) {
+        return new Expect() {
+            @Override
+            public Judgement judge(Session s) throws Exception {
+                long deadline = System.nanoTime() + s.timeoutMillis * 1_000_000L;
+                Observation seen = Observation.of(s);
+                while (seen.terminate() == null && !seen.closed() && System.nanoTime() < deadline) {
+                    Thread.sleep(2);
+                    seen = Observation.of(s);
+                }
+                if (seen.terminate() != null) {
+                    s.peer.awaitClosed(Math.max(1, (deadline - System.nanoTime()) / 1_000_000L));
+                    seen = Observation.of(s);
+                }
+                byte[] terminate = seen.terminate();
+                if (terminate == null) {
+                    return Judgement.fail(seen.closed() ? seen.describe() + " without a Terminate"
+                            : "no Terminate within " + s.timeoutMillis + " ms: it " + seen.describe());
+                }
+                List<String> problems = new ArrayList<>();
+                byte[] offending = s.offending == null ? new byte[0] : s.offending;
+                for (TerminateError error : errors) {
+                    for (Carried c : carried) {
+                        List<String> these = TerminateCheck.problems(terminate, error, c, offending);
+                        if (these.isEmpty()) {
+                            problems.clear();
+                            return judgeAround(seen);
+                        }
+                        if (problems.isEmpty() || these.size() < problems.size()) {
+                            problems = these;
+                        }
+                    }
+                }
+                TerminateError siw = TerminateCheck.siwLayoutError(terminate);
+                boolean encodingOnly = siw != null && errors.contains(siw);
+                return new Judgement(false, "it " + seen.describe() + "; " + String.join("; ", problems),
+                        encodingOnly, false);
+            }
+
+            private Judgement judgeAround(Observation seen) {
+                if (!seen.beforeTerminate().isEmpty()) {
+                    return Judgement.fail("it " + seen.describe() + "; before the Terminate it sent what the error "
+                            + "should have stopped");
+                }
+                if (!seen.closed()) {
+                    return Judgement.fail("it " + seen.describe() + "; the connection stays open after the Terminate");
+                }
+                if (!seen.problems().isEmpty()) {
+                    return Judgement.fail("it " + seen.describe());
+                }
+                return Judgement.pass("it " + seen.describe());
+            }
+
+            @Override
+            public String describe() {
+                List<String> names = new ArrayList<>();
+                for (TerminateError e : errors) {
+                    names.add(e.describe());
+                }
+                List<String> what = new ArrayList<>();
+                for (Carried c : carried) {
+                    what.add(carriedName(c));
+                }
+                return "Terminate " + String.join(" or ", names) + ", carrying " + String.join(" or ", what)
+                        + ", then close";
+            }
+        };
+    }
+
+    private static String carriedName(Carried c) {
+        switch (c) {
+            case NOTHING:
+                return "no header";
+            case DDP_HEADER:
+                return "the DDP header (M, D)";
+            default:
+                return "the DDP and Read Request headers (M, D, R)";
+        }
+    }
+
+    /** No error: the next step of rping's exchange, its first FPDU cut by {@code split}, is answered. */
+    static Expect carriesOn(String what, Session.Splitter split) {
+        return carriesOn(what, split, null);
+    }
+
+    static Expect carriesOn(String what) {
+        return carriesOn(what, Session.Splitter.WHOLE);
+    }
+
+    /** MPA setup: the target closes without a Reply, or rejects (R) and closes. */
+    static Expect refused() {
+        return new Expect() {
+            @Override
+            public Judgement judge(Session s) throws Exception {
+                MpaBytes.Parsed reply;
+                try {
+                    reply = s.peer.readMpaFrame(s.timeoutMillis);
+                } catch (EOFException e) {
+                    return Judgement.pass("it closed the connection without a Reply");
+                } catch (SocketTimeoutException e) {
+                    return Judgement.fail("it neither replied nor closed within " + s.timeoutMillis + " ms");
+                } catch (java.io.IOException e) {
+                    return Judgement.pass("it reset the connection without a Reply");
+                } catch (AssertionError e) {
+                    return Judgement.fail("it answered with something other than an MPA frame");
+                }
+                if (!reply.reject()) {
+                    return Judgement.fail(String.format("it accepted: a Reply with flags 0x%02x, revision %d",
+                            reply.flags(), reply.revision()));
+                }
+                return closesAfter(s, "it rejected with R set");
+            }
+
+            @Override
+            public String describe() {
+                return "no full operation: close without a Reply, or a Reply with R set and a close";
+            }
+        };
+    }
+
+    /** The target, as initiator, closes after a bad Reply without sending any FPDU. */
+    static Expect closesWithoutFpdus() {
+        return new Expect() {
+            @Override
+            public Judgement judge(Session s) throws Exception {
+                return closesAfter(s, "after the Reply it");
+            }
+
+            @Override
+            public String describe() {
+                return "the initiator closes the connection and sends no FPDU";
+            }
+        };
+    }
+
+    private static Judgement closesAfter(Session s, String before) throws Exception {
+        byte[] after;
+        try {
+            after = s.peer.readUntilClosed(s.timeoutMillis);
+        } catch (AssertionError e) {
+            return Judgement.fail(before + ", and the connection is still open after " + s.timeoutMillis + " ms");
+        }
+        if (after.length > 0) {
+            return Judgement.fail(before + ", then sent " + after.length + " octets: " + Observation.hex(after));
+        }
+        return Judgement.pass(before + " and closed the connection");
+    }
+
+    /** A step of rping's exchange that a {@link #carriesOn} case takes. */
+    @FunctionalInterface
+    interface Step {
+        void run(Session s) throws Exception;
+    }
+
+    /** No error: {@code step} (a step of rping's exchange, abused or not) gets its answer. */
+    static Expect carriesOnAfter(String what, Step step) {
+        return carriesOn(what, (Session.Splitter) null, step);
+    }
+
+    private static Expect carriesOn(String what, Session.Splitter split, Step step) {
+        return new Expect() {
+            @Override
+            public Judgement judge(Session s) throws Exception {
+                try {
+                    if (step != null) {
+                        step.run(s);
+                    } else {
+                        s.probe(split);
+                    }
+                } catch (Session.CaseFailure e) {
+                    return Judgement.fail(e.getMessage());
+                }
+                List<byte[]> received = s.peer.received();
+                Observation all = new Observation(received, s.peer.awaitClosed(0), s.peer.problems());
+                if (all.terminate() != null || all.closed() || !all.problems().isEmpty()) {
+                    return Judgement.fail("it " + all.describe());
+                }
+                return Judgement.pass("it answered: " + Observation.summary(received.get(received.size() - 1)));
+            }
+
+            @Override
+            public String describe() {
+                return what;
+            }
+        };
+    }
+
+    /** MPA setup: the target's Reply (it did not reject) must satisfy {@code check}. */
+    static Expect replyIs(String what, java.util.function.Predicate<MpaBytes.Parsed> check) {
+        return new Expect() {
+            @Override
+            public Judgement judge(Session s) {
+                MpaBytes.Parsed reply = s.targetFrame;
+                String seen = String.format("it replied: flags 0x%02x, revision %d, private data %s", reply.flags(),
+                        reply.revision(), Observation.hex(reply.privateData()));
+                return check.test(reply) ? Judgement.pass(seen) : Judgement.fail(seen);
+            }
+
+            @Override
+            public String describe() {
+                return what;
+            }
+        };
+    }
+
+    /** The target answers this end's Read Request with a Read Response of {@code size} octets to its sink. */
+    static Expect answersRead(String what, int size) {
+        return new Expect() {
+            @Override
+            public Judgement judge(Session s) throws Exception {
+                byte[] response;
+                try {
+                    response = s.awaitNew(u -> org.jiwarp.testkit.Ulpdus.isTagged(u,
+                            org.jiwarp.wire.rdmap.RdmapOpcode.RDMA_READ_RESPONSE), "Read Response");
+                } catch (Session.CaseFailure e) {
+                    return Judgement.fail(e.getMessage());
+                }
+                io.netty.buffer.ByteBuf b = io.netty.buffer.Unpooled.wrappedBuffer(response);
+                boolean right = org.jiwarp.wire.ddp.DdpHeaders.stag(b, 0) == Session.PEER_SINK_STAG
+                        && org.jiwarp.wire.ddp.DdpHeaders.taggedOffset(b, 0) == Session.PEER_SINK_TO
+                        && org.jiwarp.wire.ddp.DdpHeaders.last(b, 0)
+                        && response.length == org.jiwarp.wire.ddp.DdpHeaders.TAGGED_HEADER_LENGTH + size;
+                String seen = "it sent " + Observation.summary(response);
+                return right ? Judgement.pass(seen) : Judgement.fail(seen);
+            }
+
+            @Override
+            public String describe() {
+                return what;
+            }
+        };
+    }
+}
