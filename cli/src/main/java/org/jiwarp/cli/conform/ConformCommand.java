@@ -61,6 +61,11 @@ public final class ConformCommand implements Callable<Integer> {
             + "resetting before a case fails (default ${DEFAULT-VALUE} ms).")
     long waitMillis = 20_000;
 
+    @Option(names = "--first-fpdu-pause", paramLabel = "MS", description = "Wait this long after the target's "
+            + "MPA Reply before the first FPDU (default ${DEFAULT-VALUE} ms: Linux siw loses an FPDU right behind its "
+            + "Reply).")
+    long firstFpduPauseMillis = 300;
+
     @Option(names = "--restart-cmd", paramLabel = "CMD", description = "A shell command that restarts the target; "
             + "run when it stays away longer than --wait.")
     String restartCommand;
@@ -97,8 +102,9 @@ public final class ConformCommand implements Callable<Integer> {
         if (json && markdown) {
             throw new CommandLine.ParameterException(line, "give at most one of --json and --markdown");
         }
-        if (timeoutMillis <= 0 || waitMillis <= 0) {
-            throw new CommandLine.ParameterException(line, "--timeout and --wait must be positive");
+        if (timeoutMillis <= 0 || waitMillis <= 0 || firstFpduPauseMillis < 0) {
+            throw new CommandLine.ParameterException(line, "--timeout and --wait must be positive, --first-fpdu-pause "
+                    + "not negative");
         }
         InetSocketAddress address = target == null ? null : parseTarget(line, target);
         if (listen != null && (listen < 1 || listen > 65535)) {
@@ -114,7 +120,8 @@ public final class ConformCommand implements Callable<Integer> {
         String where = address != null ? target : "connections on port " + listen;
         List<String> restart = restartCommand == null ? null : List.of("sh", "-c", restartCommand);
         try (ServerSocket server = listen == null ? null : new ServerSocket(listen, 4, (InetAddress) null);
-                ConformRunner runner = new ConformRunner(address, server, timeoutMillis, waitMillis, restart,
+                ConformRunner runner = new ConformRunner(address, server, timeoutMillis, waitMillis, firstFpduPauseMillis,
+                        restart,
                         text -> print(err, "jiwarp conform: " + text))) {
             if (table) {
                 print(out, "jiwarp conform: " + selected.size() + " cases against " + where + " ("

@@ -31,6 +31,7 @@ public final class ConformRunner implements AutoCloseable {
     private final ServerSocket listener;
     private final long timeoutMillis;
     private final long waitMillis;
+    private final long firstFpduPauseMillis;
     private final List<String> restartCommand;
     private final Consumer<String> log;
     private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
@@ -46,12 +47,13 @@ public final class ConformRunner implements AutoCloseable {
      * @param restartCommand a command that restarts the target, or {@code null}
      */
     public ConformRunner(InetSocketAddress target, ServerSocket listener, long timeoutMillis, long waitMillis,
-            List<String> restartCommand, Consumer<String> log) {
+            long firstFpduPauseMillis, List<String> restartCommand, Consumer<String> log) {
         this.role = target != null ? Role.TARGET_LISTENS : Role.TARGET_CONNECTS;
         this.target = target;
         this.listener = listener;
         this.timeoutMillis = timeoutMillis;
         this.waitMillis = waitMillis;
+        this.firstFpduPauseMillis = firstFpduPauseMillis;
         this.restartCommand = restartCommand;
         this.log = log;
     }
@@ -99,10 +101,17 @@ public final class ConformRunner implements AutoCloseable {
                     ? "the target did not accept a connection within " + waitMillis + " ms"
                     : "the target did not connect within " + waitMillis + " ms");
         }
-        try (Session s = new Session(role, socket, timeoutMillis)) {
+        try (Session s = new Session(role, socket, timeoutMillis, firstFpduPauseMillis)) {
             current = s;
             try {
                 setUp(c, s);
+            } catch (IOException e) {
+                return Judgement.fail("MPA setup failed: " + (e instanceof SocketTimeoutException
+                        ? "the target did not answer within " + timeoutMillis + " ms" : describe(e)));
+            } catch (Session.SetupRefused e) {
+                return Judgement.fail(e.getMessage());
+            }
+            try {
                 c.action().run(s);
             } catch (Session.SetupRefused | Session.CaseFailure e) {
                 return Judgement.fail(e.getMessage());

@@ -48,11 +48,11 @@ final class Session implements AutoCloseable {
     static final int UNKNOWN_STAG = 0xFFFF_4201;
     /** rping's IRD and ORD. */
     static final int IRD_ORD = 1;
-    /** A pause before the first FPDU: Linux siw attaches its receive path after it sends the Reply. */
-    private static final long FIRST_FPDU_PAUSE_MILLIS = 50;
 
     final Role role;
     final long timeoutMillis;
+    /** A pause between the target's Reply and the first FPDU (Linux siw's accept race). */
+    final long firstFpduPauseMillis;
     final RawConnection peer;
     /** The target's MPA frame: its Reply (target listens) or its Request (target connects). */
     MpaBytes.Parsed targetFrame;
@@ -72,9 +72,10 @@ final class Session implements AutoCloseable {
     private byte[] targetRead;
     private boolean responded;
 
-    Session(Role role, Socket socket, long timeoutMillis) throws IOException {
+    Session(Role role, Socket socket, long timeoutMillis, long firstFpduPauseMillis) throws IOException {
         this.role = role;
         this.timeoutMillis = timeoutMillis;
+        this.firstFpduPauseMillis = firstFpduPauseMillis;
         this.peer = new RawConnection(socket);
     }
 
@@ -105,7 +106,8 @@ final class Session implements AutoCloseable {
         boolean markersWanted = (request.flags() & MpaFrames.MARKER_FLAG) != 0;
         peer.startFullOperation((request.flags() & MpaFrames.CRC_FLAG) != 0 || targetFrame.crc(), targetFrame.marker(),
                 markersWanted);
-        Thread.sleep(FIRST_FPDU_PAUSE_MILLIS);
+        // Linux siw attaches its receive path only after it sent the Reply: an FPDU right behind it is lost.
+        Thread.sleep(firstFpduPauseMillis);
     }
 
     /** Target connects: reads its Request; {@code null} when it closed first. */
