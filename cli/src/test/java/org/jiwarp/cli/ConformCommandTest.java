@@ -134,7 +134,7 @@ class ConformCommandTest {
         int port = freePort();
         rpingServer(port);
         Run run = jiwarp("conform", "127.0.0.1:" + port, "--first-fpdu-pause", "0", "--case",
-                "request-reserved-flag-bit,zero-length-read-of-an-unknown-stag,send-msn-gap");
+                "request-reserved-flag-bit,zero-length-read-of-an-unknown-stag,send-msn-gap,reply-bad-key");
         assertEquals(1, run.exit(), run.out() + run.err());
         assertTrue(run.out().contains("FAIL   mpa           request-reserved-flag-bit"), run.out());
         assertTrue(run.out().contains("target:   the target closed the connection instead of replying"), run.out());
@@ -142,6 +142,8 @@ class ConformCommandTest {
         assertTrue(run.out().contains("Terminate RDMAP / Remote Protection Error / Invalid STag (control word "
                 + "0x0100e000), HdrCt MDR, DDP Segment Length 46"), run.out());
         assertTrue(run.out().contains("PASS   ddp           send-msn-gap"), run.out());
+        // A named case of the other role is left out: one list serves both roles.
+        assertFalse(run.out().contains("reply-bad-key"), run.out());
         assertTrue(run.out().contains("3 cases against 127.0.0.1:" + port + " (target listens, rping server): 1 PASS, "
                 + "0 KNOWN, 2 FAIL"), run.out());
     }

@@ -183,18 +183,21 @@ public final class ConformCommand implements Callable<Integer> {
         }
         Set<Group> wanted = groups.isEmpty() ? EnumSet.allOf(Group.class) : EnumSet.copyOf(groups);
         List<ConformCase> selected = new ArrayList<>();
+        ConformCase otherRole = null;
         for (ConformCase c : ConformCatalogue.all()) {
             boolean named = cases.isEmpty() || cases.contains(c.name());
             if (named && wanted.contains(c.group())) {
-                if (!c.runsIn(role)) {
-                    if (cases.contains(c.name())) {
-                        throw new CommandLine.ParameterException(line, "case '" + c.name() + "' needs the target to "
-                                + (c.role() == Role.TARGET_LISTENS ? "listen (HOST:PORT)" : "connect (--listen PORT)"));
-                    }
-                    continue;
+                if (c.runsIn(role)) {
+                    selected.add(c);
+                } else if (cases.contains(c.name()) && otherRole == null) {
+                    otherRole = c;
                 }
-                selected.add(c);
             }
+        }
+        // Named cases of the other role are left out (one list serves both roles); alone, they are an error.
+        if (selected.isEmpty() && otherRole != null) {
+            throw new CommandLine.ParameterException(line, "case '" + otherRole.name() + "' needs the target to "
+                    + (otherRole.role() == Role.TARGET_LISTENS ? "listen (HOST:PORT)" : "connect (--listen PORT)"));
         }
         if (selected.isEmpty()) {
             throw new CommandLine.ParameterException(line, "no case matches the --group and --case given");

@@ -157,17 +157,43 @@ interface Expect {
         };
     }
 
-    /** The target, as initiator, closes after a bad Reply without sending any FPDU. */
+    /**
+     * The target, as initiator, closes after a bad Reply, sending nothing but (at most) a Terminate
+     * naming the LLP error "Invalid MPA Request/Reply Frame" (RFC 5044 section 8, RFC 6581 section 3).
+     */
     static Expect closesWithoutFpdus() {
         return new Expect() {
             @Override
             public Judgement judge(Session s) throws Exception {
-                return closesAfter(s, "after the Reply it");
+                byte[] after;
+                try {
+                    after = s.peer.readUntilClosed(s.timeoutMillis);
+                } catch (AssertionError e) {
+                    return Judgement.fail("the connection is still open " + s.timeoutMillis + " ms after the Reply");
+                }
+                if (after.length == 0) {
+                    return Judgement.pass("it closed the connection and sent nothing");
+                }
+                byte[] ulpdu = after.length >= 2 ? java.util.Arrays.copyOfRange(after, 2, Math.min(after.length,
+                        2 + ((after[0] & 0xFF) << 8 | after[1] & 0xFF))) : new byte[0];
+                if (!org.jiwarp.testkit.Ulpdus.isTerminate(ulpdu)) {
+                    return Judgement.fail("after the Reply it sent " + after.length + " octets: "
+                            + Observation.hex(after));
+                }
+                String seen = "it sent " + TerminateCheck.describe(ulpdu) + " and closed the connection";
+                List<String> problems = TerminateCheck.problems(ulpdu, TerminateError.LLP_INVALID_REQUEST_REPLY,
+                        Carried.NOTHING, new byte[0]);
+                if (problems.isEmpty()) {
+                    return Judgement.pass(seen);
+                }
+                boolean encodingOnly = TerminateCheck.siwLayoutError(ulpdu) == TerminateError.LLP_INVALID_REQUEST_REPLY;
+                return new Judgement(false, seen + "; " + String.join("; ", problems), encodingOnly, false);
             }
 
             @Override
             public String describe() {
-                return "the initiator closes the connection and sends no FPDU";
+                return "the initiator closes the connection, sending no FPDU but at most a Terminate LLP / MPA Error "
+                        + "/ Invalid MPA Request/Reply Frame";
             }
         };
     }
