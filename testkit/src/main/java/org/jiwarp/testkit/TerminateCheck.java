@@ -147,6 +147,21 @@ public final class TerminateCheck {
     }
 
     /**
+     * The error a Terminate names when read in Linux siw 6.1's layout, whether or not the RFC reading
+     * names one too (a control word such as {@code 0x20060000} is valid both ways: LLP Insufficient
+     * IRD as the RFC reads it, RDMAP Unexpected OpCode as siw writes it); {@code null} when that
+     * reading names none.
+     */
+    public static TerminateError siwReading(byte[] bytes) {
+        if (bytes.length < AT + TerminateHeader.CONTROL_LENGTH) {
+            return null;
+        }
+        int byte0 = bytes[AT] & 0xFF;
+        int byte2 = bytes[AT + TerminateHeader.HDRCT_OFFSET] & 0xFF;
+        return (byte2 & 0xF8) == 0 ? TerminateError.valueOf(byte0 & 0xF, byte0 >>> 4, bytes[AT + 1] & 0xFF) : null;
+    }
+
+    /**
      * The HdrCt bits a Terminate in siw's layout means (M, D, R in bits 0, 1, 2 of byte 2), as RFC
      * {@link TerminateHeader#HDRCT_M} etc.
      */
@@ -154,6 +169,26 @@ public final class TerminateCheck {
         int byte2 = bytes[AT + TerminateHeader.HDRCT_OFFSET] & 0xFF;
         return ((byte2 & 0x01) != 0 ? TerminateHeader.HDRCT_M : 0) | ((byte2 & 0x02) != 0 ? TerminateHeader.HDRCT_D : 0)
                 | ((byte2 & 0x04) != 0 ? TerminateHeader.HDRCT_R : 0);
+    }
+
+    /**
+     * The Terminate as it would be in the RFC layout, were its control word in siw's encoding
+     * ({@link #siwReading} names an error): the same octets with the control word re-encoded
+     * (reserved bits zero); {@code null} otherwise. {@link #problems} of the result checks the rest
+     * of the Terminate (carried headers, lengths) as the RFC requires.
+     */
+    public static byte[] asRfcLayout(byte[] bytes) {
+        TerminateError siw = siwReading(bytes);
+        if (siw == null) {
+            return null;
+        }
+        byte[] fixed = bytes.clone();
+        int word = TerminateHeader.controlWord(siw, siwLayoutHdrct(bytes));
+        fixed[AT] = (byte) (word >>> 24);
+        fixed[AT + 1] = (byte) (word >>> 16);
+        fixed[AT + 2] = (byte) (word >>> 8);
+        fixed[AT + 3] = (byte) word;
+        return fixed;
     }
 
     /**

@@ -76,6 +76,11 @@ class TerminateCheckTest {
                 TerminateCheck.describe(siw));
         assertTrue(TerminateCheck.problems(siw, TerminateError.LLP_CRC_ERROR, Carried.NOTHING, new byte[0]).get(0)
                 .startsWith("the error: expected LLP / MPA Error / MPA CRC Error, got layer 0 / error type 2"));
+        // Re-encoded in the RFC layout, the rest of it is checked as the RFC requires.
+        assertEquals(List.of(), TerminateCheck.problems(TerminateCheck.asRfcLayout(siw), TerminateError.LLP_CRC_ERROR,
+                Carried.NOTHING, new byte[0]));
+        assertNull(TerminateCheck.asRfcLayout(terminate(TerminateError.DDP_TAGGED_INVALID_STAG,
+                Ulpdus.write(1, 0, 4), 0)));
         // siw's tagged bounds violation, 11 01 03 00: DDP / tagged / 0x01 with M and D.
         byte[] bounds = Ulpdus.terminate(Ulpdus.UNTAGGED_LAST, DdpHeaders.QN_TERMINATE, 1, 0, 0x1101_0300,
                 new byte[0]);

@@ -76,6 +76,10 @@ public final class ConformCommand implements Callable<Integer> {
     @Option(names = "--markdown", description = "Print the results as a Markdown table instead of the terminal table.")
     boolean markdown;
 
+    @Option(names = "--progress", description = "With --json or --markdown, print each case's line on standard error "
+            + "as it finishes (by default only on a terminal).")
+    boolean progressLines;
+
     @Option(names = "--junit", paramLabel = "FILE", description = "Also write the results as JUnit XML to FILE.")
     Path junit;
 
@@ -116,7 +120,7 @@ public final class ConformCommand implements Callable<Integer> {
 
         PrintWriter err = line.getErr();
         boolean table = !json && !markdown;
-        boolean progress = !table && System.console() != null;
+        boolean progress = !table && (progressLines || System.console() != null);
         String where = address != null ? target : "connections on port " + listen;
         List<String> restart = restartCommand == null ? null : List.of("sh", "-c", restartCommand);
         try (ServerSocket server = listen == null ? null : new ServerSocket(listen, 4, (InetAddress) null);

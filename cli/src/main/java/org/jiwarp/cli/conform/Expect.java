@@ -70,10 +70,35 @@ interface Expect {
                         }
                     }
                 }
-                TerminateError siw = TerminateCheck.siwLayoutError(terminate);
-                boolean encodingOnly = siw != null && errors.contains(siw);
-                return new Judgement(false, "it " + seen.describe() + "; " + String.join("; ", problems),
-                        encodingOnly, false);
+                // Read in siw's encoding, is it the Terminate the RFC requires (error, HdrCt, headers)?
+                TerminateError siw = TerminateCheck.siwReading(terminate);
+                byte[] reencoded = TerminateCheck.asRfcLayout(terminate);
+                if (reencoded != null && errors.contains(siw)) {
+                    if (TerminateCheck.siwLayoutError(terminate) == null) {
+                        // Valid both ways: describe() named only the RFC reading.
+                        problems = new ArrayList<>(problems);
+                        problems.add(String.format("read as Linux siw 6.1 encodes it (little-endian bitfields), "
+                                + "0x%08x is the RFC's %s", java.nio.ByteBuffer.wrap(terminate, 18, 4).getInt(),
+                                siw.describe()));
+                    }
+                    List<String> inSiwEncoding = null;
+                    for (Carried c : carried) {
+                        List<String> these = TerminateCheck.problems(reencoded, siw, c, offending);
+                        if (inSiwEncoding == null || these.size() < inSiwEncoding.size()) {
+                            inSiwEncoding = these;
+                        }
+                    }
+                    if (inSiwEncoding.isEmpty()) {
+                        Judgement around = judgeAround(seen);
+                        String note = TerminateCheck.siwLayoutError(terminate) == null
+                                ? "; " + problems.get(problems.size() - 1) : "";
+                        return new Judgement(false, around.observed() + note, around.pass(), false);
+                    }
+                    problems = new ArrayList<>(problems);
+                    problems.add("read in that encoding: " + String.join("; ", inSiwEncoding));
+                }
+                return new Judgement(false, "it " + seen.describe() + "; " + String.join("; ", problems), false,
+                        false);
             }
 
             private Judgement judgeAround(Observation seen) {
