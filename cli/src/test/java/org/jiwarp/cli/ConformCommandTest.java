@@ -257,6 +257,8 @@ class ConformCommandTest {
             {"conform", "127.0.0.1:7174", "--json", "--markdown"},
             {"conform", "127.0.0.1:7174", "--timeout", "0"},
             {"conform", "127.0.0.1:7174", "--known", "/no/such/file"},
+            {"conform", "127.0.0.1:7174", "--skip", "no-such-case"},
+            {"conform", "127.0.0.1:7174", "--case", "send-msn-gap", "--skip", "send-msn-gap"},
         };
         for (String[] args : bad) {
             Run run = jiwarp((Object[]) args);

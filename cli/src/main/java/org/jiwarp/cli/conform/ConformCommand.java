@@ -43,6 +43,10 @@ public final class ConformCommand implements Callable<Integer> {
     @Option(names = "--case", split = ",", paramLabel = "NAME", description = "Run only these cases (see --list).")
     List<String> cases = new ArrayList<>();
 
+    @Option(names = "--skip", split = ",", paramLabel = "NAME", description = "Leave these cases out (one that "
+            + "wedges the target, say).")
+    List<String> skip = new ArrayList<>();
+
     @Option(names = "--list", description = "List the cases (name, group, roles, RFC section, requirement) and exit.")
     boolean list;
 
@@ -180,6 +184,11 @@ public final class ConformCommand implements Callable<Integer> {
 
     private List<ConformCase> select(CommandLine line, Role role) {
         Set<String> names = ConformCatalogue.names();
+        for (String name : skip) {
+            if (!names.contains(name)) {
+                throw new CommandLine.ParameterException(line, "unknown case '" + name + "' (see --list)");
+            }
+        }
         for (String name : cases) {
             if (!names.contains(name)) {
                 throw new CommandLine.ParameterException(line, "unknown case '" + name + "' (see --list)");
@@ -189,7 +198,7 @@ public final class ConformCommand implements Callable<Integer> {
         List<ConformCase> selected = new ArrayList<>();
         ConformCase otherRole = null;
         for (ConformCase c : ConformCatalogue.all()) {
-            boolean named = cases.isEmpty() || cases.contains(c.name());
+            boolean named = (cases.isEmpty() || cases.contains(c.name())) && !skip.contains(c.name());
             if (named && wanted.contains(c.group())) {
                 if (c.runsIn(role)) {
                     selected.add(c);

@@ -138,8 +138,13 @@ class SiwConformTest {
         }
         try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 20 rping -c -a "
                 + SiwPeer.HOST_ADDRESS + " -p " + port + " -C 1 >>/tmp/rping-c.out 2>&1; sleep 0.1; done")) {
+            // rping's first start in the guest is slow: one case with a long wait brings the loop up.
+            Run warmUp = conform("siw-conform-warm-up", "--listen", port, "--case", "write-placed", "--wait", 60_000);
+            assertTrue(warmUp.out().contains("1 PASS"), warmUp.out() + warmUp.err());
+            // A Reply with 513 octets of private data wedges siw's initiator: no rping -c connects again
+            // until the guest reboots (the scorecard has its row from a run of its own).
             Run run = conform("siw-conform-connects", selection("--listen", port, "--profile", "siw", "--markdown",
-                    "--wait", 30_000));
+                    "--wait", 5000, "--timeout", 8000, "--skip", "reply-private-data-513"));
             keep("siw-conform-connects.md", run);
             System.out.println(peer.run("tail -n 40 /tmp/rping-c.out").output());
             assertRanToTheEnd(run);
