@@ -46,8 +46,8 @@ class SiwConformTest {
      * what they show of siw (see the committed scorecard for every case).
      */
     static final String CI_CASES = String.join(",", "request-bad-key", "request-revision-3", "reply-bad-key",
-            "reply-rejects", "bad-crc-in-the-first-fpdu", "crc-off-crc-field-ignored", "ddp-version-2-untagged",
-            "queue-number-3", "send-msn-gap", "send-too-long-for-the-receive", "write-to-an-unknown-stag",
+            "reply-rejects", "bad-crc-in-the-first-fpdu", "bad-crc-field", "crc-off-crc-field-ignored",
+            "ddp-version-2-untagged", "queue-number-3", "send-msn-gap", "send-too-long-for-the-receive", "write-to-an-unknown-stag",
             "write-before-the-base", "write-past-the-end", "rdmap-version-0-send", "opcode-c", "read-before-the-base",
             "read-response-with-no-read-outstanding", "fpdu-split-at-07", "send-in-two-ddp-segments", "write-placed");
 
