@@ -1,8 +1,5 @@
 package org.jiwarp.conformance.adversarial;
 
-import static org.jiwarp.conformance.adversarial.Outcome.Carried.DDP_AND_READ_REQUEST;
-import static org.jiwarp.conformance.adversarial.Outcome.Carried.DDP_HEADER;
-import static org.jiwarp.conformance.adversarial.Outcome.Carried.NOTHING;
 import static org.jiwarp.conformance.adversarial.Outcome.accepted;
 import static org.jiwarp.conformance.adversarial.Outcome.closed;
 import static org.jiwarp.conformance.adversarial.Outcome.connectFails;
@@ -11,6 +8,9 @@ import static org.jiwarp.conformance.adversarial.Outcome.connected;
 import static org.jiwarp.conformance.adversarial.Outcome.setupClosed;
 import static org.jiwarp.conformance.adversarial.Outcome.setupRejected;
 import static org.jiwarp.conformance.adversarial.Outcome.terminate;
+import static org.jiwarp.testkit.TerminateCheck.Carried.DDP_AND_READ_REQUEST;
+import static org.jiwarp.testkit.TerminateCheck.Carried.DDP_HEADER;
+import static org.jiwarp.testkit.TerminateCheck.Carried.NOTHING;
 import static org.jiwarp.testkit.Ulpdus.TAGGED_LAST;
 import static org.jiwarp.testkit.Ulpdus.UNTAGGED_LAST;
 import static org.jiwarp.testkit.Ulpdus.UNTAGGED_MORE;

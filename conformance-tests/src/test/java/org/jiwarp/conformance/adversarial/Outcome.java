@@ -13,23 +13,24 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaRejectedException;
-import org.jiwarp.rdmap.TerminateMessages;
 import org.jiwarp.rnic.QpState;
 import org.jiwarp.rnic.RemoteTerminate;
 import org.jiwarp.testkit.MpaBytes;
 import org.jiwarp.testkit.RawConnection;
+import org.jiwarp.testkit.TerminateCheck;
+import org.jiwarp.testkit.TerminateCheck.Carried;
 import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.ReadRequestHeader;
 import org.jiwarp.wire.rdmap.TerminateError;
-import org.jiwarp.wire.rdmap.TerminateHeader;
 
 /**
  * What jiwarp must do about a case: the expected outcome and its check.
@@ -52,16 +53,6 @@ interface Outcome {
     void verify(CaseContext ctx) throws Exception;
 
     String describe();
-
-    /** What a Terminate carries (RFC 5040 section 4.8, HdrCt). */
-    enum Carried {
-        /** HdrCt 0: nothing (LLP errors, or no whole DDP header to carry). */
-        NOTHING,
-        /** M and D: the DDP Segment Length and the offending DDP header. */
-        DDP_HEADER,
-        /** M, D and R: and the offending RDMA Read Request header. */
-        DDP_AND_READ_REQUEST
-    }
 
     /** A check a case adds to {@link #accepted}. */
     @FunctionalInterface
@@ -307,61 +298,10 @@ interface Outcome {
 
     /**
      * Checks a Terminate ULPDU bit for bit against what RFC 5040 sections 4.8 and 5.4 require for
-     * {@code expected} caused by {@code offending}.
+     * {@code expected} caused by {@code offending} ({@link TerminateCheck}, which jiwarp conform shares).
      */
     static void assertTerminate(byte[] bytes, TerminateError expected, Carried carried, byte[] offending) {
-        ByteBuf terminate = Unpooled.wrappedBuffer(bytes);
-        try {
-            // RFC 5040 sections 4.8 and 5.4: untagged, last, queue 2, MSN 1 (the first there), MO 0.
-            assertFalse(DdpHeaders.tagged(terminate, 0), "Terminate is untagged");
-            assertTrue(DdpHeaders.last(terminate, 0), "Terminate has L set");
-            assertEquals(DdpHeaders.DDP_VERSION, DdpHeaders.version(terminate, 0));
-            assertEquals(0, DdpHeaders.reserved(terminate, 0), "DDP reserved bits");
-            assertEquals(RdmapHeaders.RDMAP_VERSION, RdmapHeaders.version(terminate, 0));
-            assertEquals(RdmapOpcode.TERMINATE, RdmapHeaders.opcode(terminate, 0));
-            assertEquals(0, RdmapHeaders.invalidateStag(terminate, 0), "Invalidate STag field of a Terminate");
-            assertEquals(DdpHeaders.QN_TERMINATE, DdpHeaders.qn(terminate, 0));
-            assertEquals(1, DdpHeaders.msn(terminate, 0), "Terminate MSN");
-            assertEquals(0, DdpHeaders.mo(terminate, 0), "Terminate MO");
-
-            TerminateMessages.Received received = TerminateMessages.read(terminate);
-            assertNotNull(received);
-            assertEquals(expected, received.error(), received.describe());
-            assertFalse(received.siwLayout());
-            int at = DdpHeaders.UNTAGGED_HEADER_LENGTH;
-            assertEquals(expected.layer().code(), TerminateHeader.layerCode(terminate, at), "layer");
-            assertEquals(expected.errorType(), TerminateHeader.errorType(terminate, at), "error type");
-            assertEquals(expected.errorCode(), TerminateHeader.errorCode(terminate, at), "error code");
-            assertEquals(0, TerminateHeader.reserved(terminate, at), "Terminate reserved bits");
-            if (carried == Carried.NOTHING) {
-                assertEquals(0, TerminateHeader.hdrct(terminate, at), "HdrCt");
-                assertEquals(at + TerminateHeader.CONTROL_LENGTH, bytes.length, "Terminate length");
-                return;
-            }
-            boolean withRead = carried == Carried.DDP_AND_READ_REQUEST;
-            int hdrct = TerminateHeader.HDRCT_M | TerminateHeader.HDRCT_D | (withRead ? TerminateHeader.HDRCT_R : 0);
-            assertEquals(hdrct, TerminateHeader.hdrct(terminate, at), "HdrCt M/D/R");
-            assertEquals(offending.length, TerminateHeader.ddpSegmentLength(terminate, at),
-                    "DDP Segment Length = the offending ULPDU's length");
-            ByteBuf sent = Unpooled.wrappedBuffer(offending);
-            int headerLength;
-            try {
-                headerLength = DdpHeaders.headerLength(sent, 0);
-            } finally {
-                sent.release();
-            }
-            int carriedAt = at + TerminateHeader.TERMINATED_DDP_HEADER_OFFSET;
-            assertArrayEquals(Arrays.copyOfRange(offending, 0, headerLength),
-                    Arrays.copyOfRange(bytes, carriedAt, carriedAt + headerLength), "the carried DDP header");
-            if (withRead) {
-                int rdma = at + TerminateHeader.terminatedRdmaHeaderOffset(terminate, at);
-                assertArrayEquals(Arrays.copyOfRange(offending, headerLength, headerLength + ReadRequestHeader.LENGTH),
-                        Arrays.copyOfRange(bytes, rdma, rdma + ReadRequestHeader.LENGTH),
-                        "the carried Read Request header");
-            }
-            assertEquals(at + TerminateHeader.length(hdrct, headerLength), bytes.length, "Terminate length");
-        } finally {
-            terminate.release();
-        }
+        assertEquals(List.of(), TerminateCheck.problems(bytes, expected, carried, offending),
+                TerminateCheck.describe(bytes));
     }
 }

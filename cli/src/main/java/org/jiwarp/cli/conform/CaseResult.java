@@ -1,0 +1,25 @@
+package org.jiwarp.cli.conform;
+
+/**
+ * One case's outcome against the target.
+ *
+ * @param testCase the case
+ * @param verdict PASS, FAIL or KNOWN
+ * @param observed what the target did, in words
+ * @param known why a failure is a known deviation of the target, or {@code null}
+ * @param hung the case was cut off
+ */
+public record CaseResult(ConformCase testCase, Verdict verdict, String observed, String known, boolean hung) {
+
+    static CaseResult of(ConformCase c, Judgement j, KnownDeviations known) {
+        if (j.pass()) {
+            return new CaseResult(c, Verdict.PASS, j.observed(), null, false);
+        }
+        String reason = known.reason(c.name(), j.encodingOnly());
+        return new CaseResult(c, reason != null ? Verdict.KNOWN : Verdict.FAIL, j.observed(), reason, j.hung());
+    }
+
+    public String name() {
+        return testCase.name();
+    }
+}

@@ -1,0 +1,265 @@
+package org.jiwarp.cli.conform;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code jiwarp conform}: tests an iWARP implementation against the RFCs through rping's protocol,
+ * with the target's own stock tools: {@code rping -s} when it listens ({@code HOST:PORT}),
+ * {@code rping -c} (in a loop: one connection per case) when it connects ({@code --listen PORT}).
+ */
+@Command(name = "conform", sortOptions = false, mixinStandardHelpOptions = true,
+        description = {"Tests any iWARP implementation against RFC 5040, 5041, 5044 and 6581 through rping's "
+                + "protocol: give HOST:PORT of an 'rping -s -P' on the target, or --listen PORT and run "
+                + "'while rping -c -a THIS_HOST -p PORT -C 1; do :; done' there.",
+                "Exit status: 0 when every case passes or is a known deviation, 1 otherwise, 2 on a usage error."})
+public final class ConformCommand implements Callable<Integer> {
+
+    @Parameters(arity = "0..1", paramLabel = "HOST:PORT", description = "The target's rping server.")
+    String target;
+
+    @Option(names = "--listen", paramLabel = "PORT", description = "Listen on PORT for the target's rping client.")
+    Integer listen;
+
+    @Option(names = "--group", split = ",", paramLabel = "GROUP",
+            description = "Run only these groups: ${COMPLETION-CANDIDATES} (repeatable or comma-separated).")
+    List<Group> groups = new ArrayList<>();
+
+    @Option(names = "--case", split = ",", paramLabel = "NAME", description = "Run only these cases (see --list).")
+    List<String> cases = new ArrayList<>();
+
+    @Option(names = "--skip", split = ",", paramLabel = "NAME", description = "Leave these cases out (one that "
+            + "wedges the target, say).")
+    List<String> skip = new ArrayList<>();
+
+    @Option(names = "--list", description = "List the cases (name, group, roles, RFC section, requirement) and exit.")
+    boolean list;
+
+    @Option(names = "--profile", paramLabel = "NAME",
+            description = "Known deviations of an implementation: siw (Linux 6.1) or jiwarp.")
+    String profile;
+
+    @Option(names = "--known", paramLabel = "FILE", description = "Known deviations: lines 'CASE-NAME reason'.")
+    Path knownFile;
+
+    @Option(names = "--timeout", paramLabel = "MS", description = "How long to wait for the target's answer in "
+            + "each step (default ${DEFAULT-VALUE} ms); a case hangs after four times that.")
+    long timeoutMillis = 3000;
+
+    @Option(names = "--wait", paramLabel = "MS", description = "How long to wait for a target that is down or "
+            + "resetting before a case fails (default ${DEFAULT-VALUE} ms).")
+    long waitMillis = 20_000;
+
+    @Option(names = "--first-fpdu-pause", paramLabel = "MS", description = "Wait this long after the target's "
+            + "MPA Reply before the first FPDU (default ${DEFAULT-VALUE} ms: Linux siw loses an FPDU right behind its "
+            + "Reply).")
+    long firstFpduPauseMillis = 300;
+
+    @Option(names = "--restart-cmd", paramLabel = "CMD", description = "A shell command that restarts the target; "
+            + "run when it stays away longer than --wait.")
+    String restartCommand;
+
+    @Option(names = "--json", description = "Print the results as JSON instead of the table.")
+    boolean json;
+
+    @Option(names = "--markdown", description = "Print the results as a Markdown table instead of the terminal table.")
+    boolean markdown;
+
+    @Option(names = "--progress", description = "With --json or --markdown, print each case's line on standard error "
+            + "as it finishes (by default only on a terminal).")
+    boolean progressLines;
+
+    @Option(names = "--junit", paramLabel = "FILE", description = "Also write the results as JUnit XML to FILE.")
+    Path junit;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        CommandLine line = spec.commandLine();
+        PrintWriter out = line.getOut();
+        if (list) {
+            for (ConformCase c : ConformCatalogue.all()) {
+                out.printf("%-44s %-13s %-10s %s: %s%n", c.name(), c.group().name().toLowerCase(),
+                        c.role() == null ? "both" : c.role() == Role.TARGET_LISTENS ? "listens" : "connects",
+                        c.section(), c.requirement());
+            }
+            out.flush();
+            return 0;
+        }
+        if ((target == null) == (listen == null)) {
+            throw new CommandLine.ParameterException(line, "give exactly one of HOST:PORT (the target listens) and "
+                    + "--listen PORT (the target connects)");
+        }
+        if (json && markdown) {
+            throw new CommandLine.ParameterException(line, "give at most one of --json and --markdown");
+        }
+        if (timeoutMillis <= 0 || waitMillis <= 0 || firstFpduPauseMillis < 0) {
+            throw new CommandLine.ParameterException(line, "--timeout and --wait must be positive, --first-fpdu-pause "
+                    + "not negative");
+        }
+        InetSocketAddress address = target == null ? null : parseTarget(line, target);
+        if (listen != null && (listen < 1 || listen > 65535)) {
+            throw new CommandLine.ParameterException(line, "invalid port " + listen + " (valid range is 1 to 65535)");
+        }
+        Role role = address != null ? Role.TARGET_LISTENS : Role.TARGET_CONNECTS;
+        List<ConformCase> selected = select(line, role);
+        KnownDeviations known = known(line);
+
+        PrintWriter err = line.getErr();
+        boolean table = !json && !markdown;
+        boolean progress = !table && (progressLines || System.console() != null);
+        String where = address != null ? target : "connections on port " + listen;
+        List<String> restart = restartCommand == null ? null : List.of("sh", "-c", restartCommand);
+        try (ServerSocket server = listen == null ? null : new ServerSocket(listen, 4, (InetAddress) null);
+                ConformRunner runner = new ConformRunner(address, server, timeoutMillis, waitMillis, firstFpduPauseMillis,
+                        restart,
+                        text -> print(err, "jiwarp conform: " + text))) {
+            if (table) {
+                print(out, "jiwarp conform: " + selected.size() + " cases against " + where + " ("
+                        + ConformReport.roleName(role) + ")");
+            }
+            List<CaseResult> results = runner.run(selected, known, r -> {
+                if (table) {
+                    print(out, ConformReport.line(r) + (r.verdict() == Verdict.PASS ? "" : "\n"
+                            + ConformReport.detail(r)));
+                } else if (progress) {
+                    print(err, ConformReport.line(r));
+                }
+            });
+            ConformReport report = new ConformReport(where, role, results);
+            if (table) {
+                print(out, report.summary());
+            } else {
+                print(out, json ? report.json() : report.markdown());
+            }
+            if (junit != null) {
+                writeAtomically(junit, report.junit());
+            }
+            return report.exitCode();
+        }
+    }
+
+    private static InetSocketAddress parseTarget(CommandLine line, String text) {
+        int colon = text.lastIndexOf(':');
+        if (colon <= 0 || colon == text.length() - 1) {
+            throw new CommandLine.ParameterException(line, "the target '" + text + "' is not HOST:PORT");
+        }
+        String host = text.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(text.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new CommandLine.ParameterException(line, "the target's port '" + text.substring(colon + 1)
+                    + "' is not a number");
+        }
+        if (port < 1 || port > 65535) {
+            throw new CommandLine.ParameterException(line, "invalid port " + port + " (valid range is 1 to 65535)");
+        }
+        InetSocketAddress address = new InetSocketAddress(host, port);
+        if (address.isUnresolved()) {
+            throw new CommandLine.ParameterException(line, "unknown host " + host);
+        }
+        return address;
+    }
+
+    private List<ConformCase> select(CommandLine line, Role role) {
+        Set<String> names = ConformCatalogue.names();
+        for (String name : skip) {
+            if (!names.contains(name)) {
+                throw new CommandLine.ParameterException(line, "unknown case '" + name + "' (see --list)");
+            }
+        }
+        for (String name : cases) {
+            if (!names.contains(name)) {
+                throw new CommandLine.ParameterException(line, "unknown case '" + name + "' (see --list)");
+            }
+        }
+        Set<Group> wanted = groups.isEmpty() ? EnumSet.allOf(Group.class) : EnumSet.copyOf(groups);
+        List<ConformCase> selected = new ArrayList<>();
+        ConformCase otherRole = null;
+        for (ConformCase c : ConformCatalogue.all()) {
+            boolean named = (cases.isEmpty() || cases.contains(c.name())) && !skip.contains(c.name());
+            if (named && wanted.contains(c.group())) {
+                if (c.runsIn(role)) {
+                    selected.add(c);
+                } else if (cases.contains(c.name()) && otherRole == null) {
+                    otherRole = c;
+                }
+            }
+        }
+        // Named cases of the other role are left out (one list serves both roles); alone, they are an error.
+        if (selected.isEmpty() && otherRole != null) {
+            throw new CommandLine.ParameterException(line, "case '" + otherRole.name() + "' needs the target to "
+                    + (otherRole.role() == Role.TARGET_LISTENS ? "listen (HOST:PORT)" : "connect (--listen PORT)"));
+        }
+        if (selected.isEmpty()) {
+            throw new CommandLine.ParameterException(line, "no case matches the --group and --case given");
+        }
+        return selected;
+    }
+
+    private KnownDeviations known(CommandLine line) throws IOException {
+        KnownDeviations known = KnownDeviations.none();
+        if (profile != null) {
+            KnownDeviations p = KnownDeviations.profile(profile);
+            if (p == null) {
+                throw new CommandLine.ParameterException(line, "unknown profile '" + profile + "' (siw or jiwarp)");
+            }
+            known = known.and(p);
+        }
+        if (knownFile != null) {
+            if (!Files.isReadable(knownFile)) {
+                throw new CommandLine.ParameterException(line, "cannot read the known deviations file " + knownFile);
+            }
+            try {
+                known = known.and(KnownDeviations.read(knownFile));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(line, e.getMessage());
+            }
+        }
+        Set<String> names = ConformCatalogue.names();
+        for (String name : known.names()) {
+            if (!name.equals(KnownDeviations.TERMINATE_ENCODING) && !names.contains(name)) {
+                throw new CommandLine.ParameterException(line, "the known deviations name an unknown case '" + name
+                        + "'");
+            }
+        }
+        return known;
+    }
+
+    /** Writes {@code text} to a temporary file beside {@code file}, then moves it in place (an interrupted run leaves no half file). */
+    private static void writeAtomically(Path file, String text) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        Path temporary = Files.createTempFile(parent, ".conform", ".xml");
+        Files.writeString(temporary, text, StandardCharsets.UTF_8);
+        Files.move(temporary, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private static void print(PrintWriter writer, String text) {
+        synchronized (writer) {
+            writer.println(text);
+            writer.flush();
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package org.jiwarp.cli.conform;
+
+import java.util.List;
+
+/**
+ * A conform run's results as a terminal table with a summary line, JSON, JUnit XML (one test case
+ * per case, a failure per FAIL, KNOWN as skipped with its reason) and a Markdown scorecard.
+ */
+public final class ConformReport {
+
+    private final String target;
+    private final Role role;
+    private final List<CaseResult> results;
+
+    public ConformReport(String target, Role role, List<CaseResult> results) {
+        this.target = target;
+        this.role = role;
+        this.results = results;
+    }
+
+    public long count(Verdict verdict) {
+        return results.stream().filter(r -> r.verdict() == verdict).count();
+    }
+
+    /** 0 when every case passed or is KNOWN, 1 otherwise. */
+    public int exitCode() {
+        return count(Verdict.FAIL) == 0 ? 0 : 1;
+    }
+
+    /** "112 cases: 104 PASS, 6 KNOWN, 2 FAIL". */
+    public String summary() {
+        return String.format("%d cases against %s (%s): %d PASS, %d KNOWN, %d FAIL", results.size(), target,
+                roleName(role), count(Verdict.PASS), count(Verdict.KNOWN), count(Verdict.FAIL));
+    }
+
+    static String roleName(Role role) {
+        return role == Role.TARGET_LISTENS ? "target listens, rping server" : "target connects, rping client";
+    }
+
+    /** One line per case for a terminal, as it comes. */
+    public static String line(CaseResult r) {
+        return String.format("%-6s %-13s %-44s %s", r.verdict(), r.testCase().group().name().toLowerCase(),
+                r.name(), r.testCase().section());
+    }
+
+    /** The detail lines under a case that did not pass. */
+    public static String detail(CaseResult r) {
+        StringBuilder s = new StringBuilder();
+        s.append("         requires: ").append(r.testCase().requirement()).append('\n');
+        s.append("         target:   ").append(r.observed());
+        if (r.known() != null) {
+            s.append("\n         known:    ").append(r.known());
+        }
+        return s.toString();
+    }
+
+    /** The whole table: every case, details under those that did not pass, and the summary line. */
+    public String table() {
+        StringBuilder s = new StringBuilder();
+        for (CaseResult r : results) {
+            s.append(line(r)).append('\n');
+            if (r.verdict() != Verdict.PASS) {
+                s.append(detail(r)).append('\n');
+            }
+        }
+        return s.append(summary()).append('\n').toString();
+    }
+
+    public String json() {
+        StringBuilder s = new StringBuilder("{\n  \"target\": ").append(string(target));
+        s.append(",\n  \"role\": ").append(string(role.name().toLowerCase().replace('_', '-')));
+        s.append(",\n  \"pass\": ").append(count(Verdict.PASS)).append(", \"known\": ").append(count(Verdict.KNOWN))
+                .append(", \"fail\": ").append(count(Verdict.FAIL));
+        s.append(",\n  \"cases\": [");
+        for (int i = 0; i < results.size(); i++) {
+            CaseResult r = results.get(i);
+            s.append(i == 0 ? "\n    {" : ",\n    {");
+            s.append("\"name\": ").append(string(r.name()));
+            s.append(", \"group\": ").append(string(r.testCase().group().name().toLowerCase()));
+            s.append(", \"section\": ").append(string(r.testCase().section()));
+            s.append(", \"requires\": ").append(string(r.testCase().requirement()));
+            s.append(", \"verdict\": ").append(string(r.verdict().name()));
+            s.append(", \"target\": ").append(string(r.observed()));
+            s.append(", \"known\": ").append(r.known() == null ? "null" : string(r.known()));
+            s.append(", \"hung\": ").append(r.hung()).append('}');
+        }
+        return s.append("\n  ]\n}\n").toString();
+    }
+
+    public String junit() {
+        StringBuilder s = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        s.append(String.format("<testsuite name=\"jiwarp conform %s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" "
+                + "errors=\"0\">%n", xml(target), results.size(), count(Verdict.FAIL), count(Verdict.KNOWN)));
+        for (CaseResult r : results) {
+            s.append(String.format("  <testcase classname=\"conform.%s\" name=\"%s\">",
+                    r.testCase().group().name().toLowerCase(), xml(r.name())));
+            if (r.verdict() == Verdict.FAIL) {
+                s.append(String.format("%n    <failure message=\"%s\">%s: %s%n%s</failure>%n  ",
+                        xml(r.testCase().section() + " requires: " + r.testCase().requirement()),
+                        xml(r.testCase().section()), xml(r.testCase().requirement()), xml("target: " + r.observed())));
+            } else if (r.verdict() == Verdict.KNOWN) {
+                s.append(String.format("%n    <skipped message=\"%s\"/>%n  ", xml("known deviation: " + r.known())));
+            }
+            s.append("</testcase>\n");
+        }
+        return s.append("</testsuite>\n").toString();
+    }
+
+    public String markdown() {
+        StringBuilder s = new StringBuilder();
+        s.append("| case | group | RFC | verdict | what the target did |\n|---|---|---|---|---|\n");
+        for (CaseResult r : results) {
+            String what = r.verdict() == Verdict.PASS ? "" : r.observed()
+                    + (r.known() != null ? " *Known: " + r.known() + "*" : "");
+            s.append(String.format("| `%s` | %s | %s | %s | %s |%n", r.name(),
+                    r.testCase().group().name().toLowerCase(), md(r.testCase().section()),
+                    r.verdict() == Verdict.PASS ? "PASS" : "**" + r.verdict() + "**", md(what)));
+        }
+        return s.append('\n').append(summary()).append('\n').toString();
+    }
+
+    private static String md(String text) {
+        return text.replace("|", "\\|").replace("\n", " ");
+    }
+
+    private static String xml(String text) {
+        StringBuilder s = new StringBuilder();
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '<' -> s.append("&lt;");
+                case '>' -> s.append("&gt;");
+                case '&' -> s.append("&amp;");
+                case '"' -> s.append("&quot;");
+                default -> s.append(c < 0x20 && c != '\n' ? ' ' : c);
+            }
+        }
+        return s.toString();
+    }
+
+    private static String string(String text) {
+        StringBuilder s = new StringBuilder("\"");
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '"' -> s.append("\\\"");
+                case '\\' -> s.append("\\\\");
+                case '\n' -> s.append("\\n");
+                default -> {
+                    if (c < 0x20) {
+                        s.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        s.append(c);
+                    }
+                }
+            }
+        }
+        return s.append('"').toString();
+    }
+}

@@ -1,0 +1,201 @@
+package org.jiwarp.cli.conform;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+/**
+ * Runs cases against one target, each on a connection of its own, and always finishes: a target
+ * that is down (resetting, restarting) is waited for up to {@code waitMillis}, restarted with the
+ * restart command when it stays away, and a case that hangs is cut off and reported.
+ */
+public final class ConformRunner implements AutoCloseable {
+
+    /** A case gets this many timeouts in all before it is cut off as hung. */
+    private static final int HUNG_AFTER_TIMEOUTS = 4;
+
+    private final Role role;
+    private final InetSocketAddress target;
+    private final ServerSocket listener;
+    private final long timeoutMillis;
+    private final long waitMillis;
+    private final long firstFpduPauseMillis;
+    private final List<String> restartCommand;
+    private final Consumer<String> log;
+    private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "conform-case");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile Session current;
+
+    /**
+     * @param target the target's address (it listens), or {@code null}
+     * @param listener where the target connects (when {@code target} is {@code null})
+     * @param restartCommand a command that restarts the target, or {@code null}
+     */
+    public ConformRunner(InetSocketAddress target, ServerSocket listener, long timeoutMillis, long waitMillis,
+            long firstFpduPauseMillis, List<String> restartCommand, Consumer<String> log) {
+        this.role = target != null ? Role.TARGET_LISTENS : Role.TARGET_CONNECTS;
+        this.target = target;
+        this.listener = listener;
+        this.timeoutMillis = timeoutMillis;
+        this.waitMillis = waitMillis;
+        this.firstFpduPauseMillis = firstFpduPauseMillis;
+        this.restartCommand = restartCommand;
+        this.log = log;
+    }
+
+    public Role role() {
+        return role;
+    }
+
+    /** Runs {@code cases} in order, reporting each result to {@code done} as it comes. */
+    public List<CaseResult> run(List<ConformCase> cases, KnownDeviations known, Consumer<CaseResult> done) {
+        List<CaseResult> results = new ArrayList<>();
+        for (ConformCase c : cases) {
+            Judgement judgement = runOne(c);
+            CaseResult result = CaseResult.of(c, judgement, known);
+            results.add(result);
+            done.accept(result);
+        }
+        return results;
+    }
+
+    private Judgement runOne(ConformCase c) {
+        Future<Judgement> future = executor.submit(() -> attempt(c));
+        long limit = HUNG_AFTER_TIMEOUTS * timeoutMillis + waitMillis;
+        try {
+            return future.get(limit, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            Session s = current;
+            if (s != null) {
+                s.close();
+            }
+            return new Judgement(false, "the case hung: no outcome within " + limit + " ms", false, true);
+        } catch (ExecutionException e) {
+            return Judgement.fail("the case could not run: " + describe(e.getCause()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Judgement.fail("interrupted");
+        }
+    }
+
+    private Judgement attempt(ConformCase c) throws Exception {
+        Socket socket = role == Role.TARGET_LISTENS ? connect() : accept();
+        if (socket == null) {
+            return Judgement.fail(role == Role.TARGET_LISTENS
+                    ? "the target did not accept a connection within " + waitMillis + " ms"
+                    : "the target did not connect within " + waitMillis + " ms");
+        }
+        try (Session s = new Session(role, socket, timeoutMillis, firstFpduPauseMillis)) {
+            current = s;
+            try {
+                setUp(c, s);
+            } catch (IOException e) {
+                return Judgement.fail("MPA setup failed: " + (e instanceof SocketTimeoutException
+                        ? "the target did not answer within " + timeoutMillis + " ms" : describe(e)));
+            } catch (Session.SetupRefused e) {
+                return Judgement.fail(e.getMessage());
+            }
+            try {
+                c.action().run(s);
+            } catch (Session.SetupRefused | Session.CaseFailure e) {
+                return Judgement.fail(e.getMessage());
+            } catch (IOException e) {
+                // The target may have ended the stream already; what it sent says whether rightly.
+                log.accept(c.name() + ": " + describe(e));
+            }
+            return c.expect().judge(s);
+        } finally {
+            current = null;
+        }
+    }
+
+    private void setUp(ConformCase c, Session s) throws Exception {
+        if (c.setup() == ConformCase.Setup.MANUAL) {
+            return;
+        }
+        boolean crc = c.setup() == ConformCase.Setup.CRC;
+        if (role == Role.TARGET_LISTENS) {
+            s.initiate(Session.request(crc, false));
+        } else {
+            if (s.readRequest() == null) {
+                throw new Session.SetupRefused("the target closed the connection before its MPA Request");
+            }
+            s.respond(s.reply(crc));
+        }
+    }
+
+    /** Connects to the target, waiting out a target that is down and restarting it once when asked. */
+    private Socket connect() throws Exception {
+        boolean restarted = false;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        while (true) {
+            Socket socket = new Socket();
+            try {
+                socket.connect(target, (int) Math.max(1000, timeoutMillis));
+                return socket;
+            } catch (ConnectException | SocketTimeoutException e) {
+                socket.close();
+                if (System.nanoTime() > deadline) {
+                    if (restartCommand == null || restarted) {
+                        return null;
+                    }
+                    restart();
+                    restarted = true;
+                    deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    /** Accepts the target's next connection; restarts the target once when it does not come. */
+    private Socket accept() throws Exception {
+        for (int attempt = 0; attempt < 2; attempt++) {
+            listener.setSoTimeout((int) Math.max(1, restartCommand == null || attempt > 0 ? waitMillis : waitMillis / 2));
+            try {
+                return listener.accept();
+            } catch (SocketTimeoutException e) {
+                if (restartCommand == null || attempt > 0) {
+                    return null;
+                }
+                restart();
+            }
+        }
+        return null;
+    }
+
+    /** Runs the restart command and waits for it (at most {@code waitMillis}). */
+    private void restart() throws Exception {
+        log.accept("the target is not answering; running the restart command: " + String.join(" ", restartCommand));
+        Process p = new ProcessBuilder(restartCommand).inheritIO().start();
+        if (!p.waitFor(waitMillis, TimeUnit.MILLISECONDS)) {
+            p.destroy();
+            log.accept("the restart command did not finish within " + waitMillis + " ms");
+        }
+    }
+
+    private static String describe(Throwable t) {
+        return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+    }
+}

@@ -1,0 +1,15 @@
+package org.jiwarp.cli.conform;
+
+/** The groups {@code --group} selects, by the layer a case abuses. */
+public enum Group {
+    /** MPA connection setup: Request and Reply frames (RFC 5044 section 7.1, RFC 6581). */
+    MPA,
+    /** DDP headers, queues, MSN and MO, tagged buffers (RFC 5041). */
+    DDP,
+    /** RDMAP headers, opcodes, Read Requests and Read Responses (RFC 5040). */
+    RDMAP,
+    /** MPA CRCs, pad and FPDU framing (RFC 5044 sections 4 and 6). */
+    CRC,
+    /** FPDUs and DDP messages cut at every offset (RFC 5044 section 4, RFC 5041 section 5). */
+    SEGMENTATION
+}

@@ -1,0 +1,12 @@
+/**
+ * {@code jiwarp conform}: a black-box conformance suite for any iWARP implementation, applied
+ * through rdma-core's rping protocol, which every Linux iWARP device speaks with stock tools. A raw
+ * peer ({@code testkit}'s {@code RawConnection}) plays rping's other end and abuses it case by case:
+ * MPA setup (RFC 5044 section 7.1, RFC 6581 sections 6 and 9), MPA framing and CRCs (RFC 5044
+ * sections 4, 6 and 8), DDP tagged and untagged buffers (RFC 5041 sections 4, 5 and 7), RDMAP
+ * messages, Read Requests and Read Responses (RFC 5040 sections 4, 5 and 7), and FPDUs cut into TCP
+ * segments at every offset. Each case names the section and what it requires, records what the
+ * target did (its Terminate decoded by RFC names, the close, any data it placed or returned) and
+ * gives a verdict: PASS, FAIL or KNOWN (a documented deviation of that implementation).
+ */
+package org.jiwarp.cli.conform;

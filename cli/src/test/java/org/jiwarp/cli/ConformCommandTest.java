@@ -1,0 +1,275 @@
+package org.jiwarp.cli;
+
+import static org.jiwarp.cli.BenchCommandTest.count;
+import static org.jiwarp.cli.DecodeCommandTest.jiwarp;
+import static org.jiwarp.cli.PingCommandTest.freePort;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jiwarp.cli.DecodeCommandTest.Run;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code jiwarp conform} over real loopback TCP: against jiwarp's own rping in both roles (every
+ * case passes but jiwarp's documented deviations), against targets that get things wrong (the
+ * deviations without their profile, a target that never answers, one that is down until the
+ * restart command brings it up), its reports and its usage errors.
+ */
+class ConformCommandTest {
+
+    private static final Pattern CASE = Pattern.compile("\\{\"name\": \"([^\"]+)\".*?\"verdict\": \"([A-Z]+)\"");
+
+    @TempDir
+    Path temp;
+
+    private final List<Thread> targets = new ArrayList<>();
+    private final AtomicBoolean stop = new AtomicBoolean();
+
+    @AfterEach
+    void stopTargets() throws InterruptedException {
+        stop.set(true);
+        for (Thread t : targets) {
+            t.interrupt();
+            t.join(10_000);
+        }
+    }
+
+    /** {@code jiwarp ping -s -P} on {@code port}, in this JVM, until the test ends. */
+    private void rpingServer(int port) {
+        Thread t = new Thread(() -> jiwarp("ping", "-s", "-P", "-a", "127.0.0.1", "-p", port, "--quiet"));
+        t.setDaemon(true);
+        t.start();
+        targets.add(t);
+    }
+
+    /** {@code jiwarp ping -c -C 1} to {@code port}, one client after another, until the test ends. */
+    private void rpingClients(int port) {
+        Thread t = new Thread(() -> {
+            while (!stop.get()) {
+                jiwarp("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "1", "--quiet");
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        targets.add(t);
+    }
+
+    /** Case name to verdict, from {@code --json} output. */
+    private static java.util.Map<String, String> verdicts(String json) {
+        java.util.Map<String, String> verdicts = new java.util.LinkedHashMap<>();
+        Matcher m = CASE.matcher(json);
+        while (m.find()) {
+            verdicts.put(m.group(1), m.group(2));
+        }
+        return verdicts;
+    }
+
+    private static Set<String> withVerdict(java.util.Map<String, String> verdicts, String verdict) {
+        Set<String> names = new TreeSet<>();
+        verdicts.forEach((name, v) -> {
+            if (v.equals(verdict)) {
+                names.add(name);
+            }
+        });
+        return names;
+    }
+
+    @Test
+    void jiwarpsRpingServerPassesEveryCaseButItsKnownDeviations() throws Exception {
+        int port = freePort();
+        rpingServer(port);
+        Path junit = temp.resolve("conform.xml");
+        Run run = jiwarp("conform", "127.0.0.1:" + port, "--profile", "jiwarp", "--json", "--junit", junit,
+                "--first-fpdu-pause", "0");
+        assertEquals(0, run.exit(), run.out() + run.err());
+        java.util.Map<String, String> verdicts = verdicts(run.out());
+        assertTrue(verdicts.size() >= 100, verdicts.size() + " cases");
+        assertEquals(Set.of(), withVerdict(verdicts, "FAIL"), run.out());
+        assertEquals(new TreeSet<>(List.of("request-ird-ord-all-ones", "request-reject-bit",
+                "request-reserved-flag-bit", "send-with-invalidate-of-an-unknown-stag",
+                "zero-length-read-of-an-unknown-stag")), withVerdict(verdicts, "KNOWN"), run.out());
+        for (String group : List.of("mpa", "ddp", "rdmap", "crc", "segmentation")) {
+            assertTrue(run.out().contains("\"group\": \"" + group + "\""), group);
+        }
+        String xml = Files.readString(junit, StandardCharsets.UTF_8);
+        assertTrue(xml.contains("tests=\"" + verdicts.size() + "\" failures=\"0\" skipped=\"5\""), xml);
+        assertEquals(verdicts.size(), count(xml, "<testcase "), xml);
+    }
+
+    @Test
+    void jiwarpsRpingClientPassesEveryCaseButItsKnownDeviations() throws Exception {
+        int port = freePort();
+        rpingClients(port);
+        Run run = jiwarp("conform", "--listen", port, "--profile", "jiwarp");
+        assertEquals(0, run.exit(), run.out() + run.err());
+        assertTrue(run.out().contains("(target connects, rping client): "), run.out());
+        assertTrue(run.out().contains(" PASS, 3 KNOWN, 0 FAIL"), run.out());
+        assertTrue(run.out().contains("KNOWN  mpa           reply-reserved-flag-bit"), run.out());
+        // The bounds only the client's advertisement gives (rping's start_buf and its size).
+        assertTrue(run.out().contains("PASS   ddp           write-past-the-end"), run.out());
+        assertTrue(run.out().contains("PASS   rdmap         read-past-the-end"), run.out());
+        assertFalse(run.out().contains("request-bad-key"), "a case for the other role ran");
+    }
+
+    @Test
+    void withoutItsProfileJiwarpsDeviationsFailWithWhatItDid() throws Exception {
+        int port = freePort();
+        rpingServer(port);
+        Run run = jiwarp("conform", "127.0.0.1:" + port, "--first-fpdu-pause", "0", "--case",
+                "request-reserved-flag-bit,zero-length-read-of-an-unknown-stag,send-msn-gap,reply-bad-key");
+        assertEquals(1, run.exit(), run.out() + run.err());
+        assertTrue(run.out().contains("FAIL   mpa           request-reserved-flag-bit"), run.out());
+        assertTrue(run.out().contains("target:   the target closed the connection instead of replying"), run.out());
+        // The Terminate decoded by RFC names, with its raw control word and the headers it carried.
+        assertTrue(run.out().contains("Terminate RDMAP / Remote Protection Error / Invalid STag (control word "
+                + "0x0100e000), HdrCt MDR, DDP Segment Length 46"), run.out());
+        assertTrue(run.out().contains("PASS   ddp           send-msn-gap"), run.out());
+        // A named case of the other role is left out: one list serves both roles.
+        assertFalse(run.out().contains("reply-bad-key"), run.out());
+        assertTrue(run.out().contains("3 cases against 127.0.0.1:" + port + " (target listens, rping server): 1 PASS, "
+                + "0 KNOWN, 2 FAIL"), run.out());
+    }
+
+    @Test
+    void aKnownDeviationsFileMakesAFailureKnown() throws Exception {
+        int port = freePort();
+        rpingServer(port);
+        Path known = temp.resolve("known.txt");
+        Files.writeString(known, "# ours\nzero-length-read-of-an-unknown-stag we validate every Read\n");
+        Run run = jiwarp("conform", "127.0.0.1:" + port, "--first-fpdu-pause", "0", "--known", known, "--markdown",
+                "--case", "zero-length-read-of-an-unknown-stag,read-answered");
+        assertEquals(0, run.exit(), run.out() + run.err());
+        assertTrue(run.out().contains("| `zero-length-read-of-an-unknown-stag` | rdmap | RFC 5040 5.2.1 (zero length: "
+                + "no validation) | **KNOWN** | "), run.out());
+        assertTrue(run.out().contains("*Known: we validate every Read*"), run.out());
+        assertTrue(run.out().contains("| `read-answered` | rdmap | RFC 5040 4.4, 5.2.1, 5.2.2 | PASS |  |"), run.out());
+    }
+
+    /** A TCP server that accepts and reads but never answers: every case times out, and the run finishes. */
+    @Test
+    void aTargetThatNeverAnswersFailsEveryCaseAndTheRunFinishes() throws Exception {
+        try (ServerSocket mute = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread t = new Thread(() -> {
+                List<Socket> held = new ArrayList<>();
+                try {
+                    while (!stop.get()) {
+                        Socket s = mute.accept();
+                        held.add(s);
+                        Thread drain = new Thread(() -> drain(s));
+                        drain.setDaemon(true);
+                        drain.start();
+                    }
+                } catch (IOException closed) {
+                    // the test is over
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            Run run = jiwarp("conform", "127.0.0.1:" + mute.getLocalPort(), "--timeout", "300", "--first-fpdu-pause",
+                    "0", "--case", "request-bad-key,bad-crc-in-the-first-fpdu,fpdu-split-at-07");
+            assertEquals(1, run.exit(), run.out() + run.err());
+            assertTrue(run.out().contains("target:   it neither replied nor closed within 300 ms"), run.out());
+            assertEquals(2, count(run.out(), "target:   MPA setup failed: the target did not answer within 300 ms"),
+                    run.out());
+            assertTrue(run.out().contains(": 0 PASS, 0 KNOWN, 3 FAIL"), run.out());
+        }
+    }
+
+    private static void drain(Socket s) {
+        try (InputStream in = s.getInputStream()) {
+            in.transferTo(java.io.OutputStream.nullOutputStream());
+        } catch (IOException ignored) {
+            // closed
+        }
+    }
+
+    /** The target is down; after --wait the restart command runs and (here, through a file) brings it up. */
+    @Test
+    void aTargetThatIsDownIsRestartedByTheRestartCommand() throws Exception {
+        int port = freePort();
+        Path flag = temp.resolve("restarted");
+        Thread watcher = new Thread(() -> {
+            while (!stop.get() && !Files.exists(flag)) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            if (!stop.get()) {
+                jiwarp("ping", "-s", "-P", "-a", "127.0.0.1", "-p", port, "--quiet");
+            }
+        });
+        watcher.setDaemon(true);
+        watcher.start();
+        targets.add(watcher);
+        Run run = jiwarp("conform", "127.0.0.1:" + port, "--first-fpdu-pause", "0", "--wait", "1000",
+                "--restart-cmd", "touch '" + flag + "'", "--case", "request-bad-key,send-msn-gap");
+        assertEquals(0, run.exit(), run.out() + run.err());
+        assertEquals(1, count(run.err(), "the target is not answering; running the restart command: "), run.err());
+        assertTrue(run.out().contains(": 2 PASS, 0 KNOWN, 0 FAIL"), run.out());
+    }
+
+    @Test
+    void listNamesEveryCaseWithItsSection() {
+        Run run = jiwarp("conform", "--list");
+        assertEquals(0, run.exit(), run.err());
+        String[] lines = run.out().split("\n");
+        assertTrue(lines.length >= 100, lines.length + " cases");
+        assertTrue(run.out().contains("write-to-an-unknown-stag"), run.out());
+        assertTrue(run.out().contains("RFC 5041 7.1 (tagged 1), 8.3.1: Terminate DDP / Tagged Buffer Error / Invalid "
+                + "STag, carrying the DDP header (M, D), then close"), run.out());
+        for (String group : List.of(" mpa ", " ddp ", " rdmap ", " crc ", " segmentation ")) {
+            assertTrue(run.out().contains(group), group);
+        }
+    }
+
+    @Test
+    void usageErrorsExitWithTwoAndOneLine() {
+        String[][] bad = {
+            {"conform"},
+            {"conform", "127.0.0.1:7174", "--listen", "7174"},
+            {"conform", "localhost"},
+            {"conform", "localhost:http"},
+            {"conform", "localhost:70000"},
+            {"conform", "127.0.0.1:7174", "--group", "tcp"},
+            {"conform", "127.0.0.1:7174", "--case", "no-such-case"},
+            {"conform", "127.0.0.1:7174", "--case", "reply-bad-key"},
+            {"conform", "127.0.0.1:7174", "--profile", "chelsio"},
+            {"conform", "127.0.0.1:7174", "--json", "--markdown"},
+            {"conform", "127.0.0.1:7174", "--timeout", "0"},
+            {"conform", "127.0.0.1:7174", "--known", "/no/such/file"},
+            {"conform", "127.0.0.1:7174", "--skip", "no-such-case"},
+            {"conform", "127.0.0.1:7174", "--case", "send-msn-gap", "--skip", "send-msn-gap"},
+        };
+        for (String[] args : bad) {
+            Run run = jiwarp((Object[]) args);
+            assertEquals(2, run.exit(), String.join(" ", args) + ": " + run.err());
+            assertEquals("", run.out(), String.join(" ", args));
+            assertEquals(1, run.err().strip().split("\n").length, run.err());
+            assertTrue(run.err().startsWith("jiwarp conform: ") && run.err().strip().endsWith(
+                    "(see 'jiwarp conform --help')"), run.err());
+            assertFalse(run.err().contains("Exception"), run.err());
+        }
+        assertTrue(jiwarp("conform", "127.0.0.1:7174", "--case", "reply-bad-key").err()
+                .contains("case 'reply-bad-key' needs the target to connect (--listen PORT)"));
+    }
+}
