@@ -77,6 +77,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private final Queue<SendQueue.SendSlot> doorbell = PlatformDependent.newMpscQueue();
     private final AtomicBoolean rung = new AtomicBoolean();
     private final Runnable answerDoorbell = this::answerDoorbell;
+    private FailedReceive failedReceive;
 
     QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
             StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
@@ -269,6 +270,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         } catch (TerminateException e) {
             terminate(e.error(), ulpdu);
         } finally {
+            reportFailedReceive();
             ulpdu.release();
         }
     }
@@ -287,10 +289,25 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     @Override
     public void receiveFailed(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
+        // Reported once the Terminate is out (channelRead): an application that disconnects on this
+        // completion, as rping's server does, must not overtake the Terminate and close without it.
+        failedReceive = new FailedReceive(buffer, length, solicited, error);
+    }
+
+    private void reportFailedReceive() {
+        FailedReceive failed = failedReceive;
+        if (failed == null) {
+            return;
+        }
+        failedReceive = null;
         // A receive whose memory went away under it is a local protection error, as in the verbs.
-        WcStatus status = error == TerminateError.DDP_LOCAL_CATASTROPHIC ? WcStatus.LOCAL_PROTECTION_ERROR
+        WcStatus status = failed.error == TerminateError.DDP_LOCAL_CATASTROPHIC ? WcStatus.LOCAL_PROTECTION_ERROR
                 : WcStatus.LOCAL_QP_OPERATION_ERROR;
-        completions.receive(buffer.workRequestId(), status, length, 0, solicited, error);
+        completions.receive(failed.buffer.workRequestId(), status, failed.length, 0, failed.solicited, failed.error);
+    }
+
+    /** A receive used up by the segment that failed, its completion held until the Terminate is written. */
+    private record FailedReceive(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
     }
 
     @Override

@@ -306,10 +306,13 @@ final class ConformCatalogue {
                     s.awaitApplicationReaction();
                 })));
         for (long qn : new long[] {3, 4, 0xFFFF_FFFFL}) {
+            // RFC 7306 section 4 makes queue 3 (Atomic Responses) valid: an implementation of it
+            // refuses a Send there as the wrong opcode for the queue, one without it as an invalid QN.
             e.add(op("queue-number-" + (qn == 0xFFFF_FFFFL ? "ffffffff" : Long.toString(qn)), Group.DDP,
-                    "RFC 5041 7.1 (untagged 1), 7.2; RFC 5040 4.1",
+                    "RFC 5041 7.1 (untagged 1), 7.2; RFC 5040 4.1" + (qn == 3 ? "; RFC 7306 (queue 3)" : ""),
                     s -> s.sendOffending(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, qn, 1, 0, 8)),
-                    term(DDP_UNTAGGED_INVALID_QN)));
+                    qn == 3 ? termAny(List.of(DDP_UNTAGGED_INVALID_QN, RDMAP_UNEXPECTED_OPCODE), DDP_HEADER)
+                            : term(DDP_UNTAGGED_INVALID_QN)));
         }
         e.add(op("send-msn-zero", Group.DDP, "RFC 5041 4.3 (MSN starts at 1), 7.1",
                 s -> s.sendOffending(Ulpdus.send(0, 16)),
