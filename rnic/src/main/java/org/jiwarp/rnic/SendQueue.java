@@ -36,12 +36,8 @@ final class SendQueue {
         final boolean fence;
         final boolean solicited;
         final long length;
-        /** RFC 7306: Immediate Data's 8 octets, or an atomic's operands. */
-        final long immediateData;
-        final long data;
-        final long dataMask;
-        final long compareData;
-        final long compareMask;
+        /** RFC 7306: Immediate Data's 8 octets or an atomic's operands; {@code null} for the other opcodes. */
+        final Operands operands;
         /** The value an atomic found (reported in its completion). */
         long original;
         boolean done;
@@ -67,11 +63,20 @@ final class SendQueue {
             this.fence = wr.isFence();
             this.solicited = wr.isSolicited();
             this.length = wr.length();
-            this.immediateData = wr.immediateData();
-            this.data = wr.data();
-            this.dataMask = wr.dataMask();
-            this.compareData = wr.compareData();
-            this.compareMask = wr.compareMask();
+            // Only RFC 7306 work carries operands: the other slots stay small (one is made per post).
+            this.operands = wr.immediateData() == 0 && wr.data() == 0 && wr.dataMask() == 0 && wr.compareData() == 0
+                    && wr.compareMask() == 0 ? null : new Operands(wr.immediateData(), wr.data(), wr.dataMask(),
+                    wr.compareData(), wr.compareMask());
+        }
+
+        /** The RFC 7306 operands, zeros when the request has none. */
+        Operands operands() {
+            return operands == null ? Operands.NONE : operands;
+        }
+
+        /** RFC 7306 operands of a work request (section 4: Immediate Data; section 5: the atomic's fields). */
+        record Operands(long immediateData, long data, long dataMask, long compareData, long compareMask) {
+            static final Operands NONE = new Operands(0, 0, 0, 0, 0);
         }
 
         /** How many times a prepared request's slot was posted: a late listener of an earlier post is ignored. */
@@ -253,7 +258,7 @@ final class SendQueue {
             return;
         }
         if (slot.opcode == SendWorkRequest.Opcode.IMMEDIATE_DATA) {
-            ChannelFuture written = transmitter.immediateData(slot.solicited, slot.immediateData, slot.signaled);
+            ChannelFuture written = transmitter.immediateData(slot.solicited, slot.operands().immediateData(), slot.signaled);
             if (written != null) {
                 written.addListener(slot);
             }
@@ -267,7 +272,8 @@ final class SendQueue {
         }
         int requestId = atomicRequestId++;
         transmitter.atomicRequest(AtomicOperations.wireCode(slot.opcode), requestId, slot.rkey, slot.remoteAddress,
-                slot.data, slot.dataMask, slot.compareData, slot.compareMask);
+                slot.operands().data(), slot.operands().dataMask(), slot.operands().compareData(),
+                slot.operands().compareMask());
         outboundReads.sentAtomic(slot, requestId);
     }
 
