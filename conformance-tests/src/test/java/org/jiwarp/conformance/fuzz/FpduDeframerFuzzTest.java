@@ -98,7 +98,8 @@ class FpduDeframerFuzzTest {
                 if (frame == null) {
                     break;
                 }
-                if (markers && !frame.markersValid) {
+                // A receiver takes FPDUPTR's two low bits as zero (RFC 5044 section 4.2).
+                if (markers && !frame.markersLocate) {
                     expected.error = TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH;
                     break;
                 }

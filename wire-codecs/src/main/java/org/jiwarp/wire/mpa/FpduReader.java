@@ -36,6 +36,12 @@ public final class FpduReader {
         public int[] markerReserved;
         /** {@code true} when every marker's FPDUPTR points at this FPDU's ULPDU_LENGTH field. */
         public boolean markersValid;
+        /**
+         * The receiver's view (RFC 5044 section 4.2: it treats the two low bits of FPDUPTR as zero):
+         * {@code true} when every FPDUPTR so read points at ULPDU_LENGTH. {@link #markersValid} is the
+         * sender's check, which wants those bits zero.
+         */
+        public boolean markersLocate;
 
         public boolean crcGood() {
             return crcField == crcComputed;
@@ -97,6 +103,7 @@ public final class FpduReader {
         frame.markerPositions = new long[markers];
         frame.markerReserved = new int[markers];
         frame.markersValid = true;
+        frame.markersLocate = true;
         byte[] body = new byte[unmarked - Fpdu.CRC_LENGTH];
         int bodyFilled = 0;
         int m = 0;
@@ -111,6 +118,9 @@ public final class FpduReader {
                 long expected = position == fpduStart ? 0 : position - header;
                 if (pointer != expected) {
                     frame.markersValid = false;
+                }
+                if ((pointer & ~0x3) != expected) {
+                    frame.markersLocate = false;
                 }
                 i += Markers.LENGTH;
                 position += Markers.LENGTH;
