@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * every capture in {@code pcap-samples/} (made by jiwarp over loopback TCP), in
  * {@code $JIWARP_EXTERNAL_PCAPS} (the Wireshark wiki's and Linux siw's) and, when
  * {@code -Djiwarp.siw.captures=DIR} names the folder a siw interop run wrote its captures to, those
- * too, is read, written as pcapng and read again: the decode and the frame fields must be the same,
+ * too (the build's siw suites write theirs to {@code target/siw-captures}, and this runs after them,
+ * in the integration-test phase), is read, written as pcapng and read again: the decode and the frame fields must be the same,
  * and tshark, reading the written file, must agree with jiwarp field by field.
  */
 class PcapNgWriterRoundTripTest {
@@ -62,7 +63,7 @@ class PcapNgWriterRoundTripTest {
                         capture + ": " + theirs);
                 continue;
             }
-            for (String mismatch : theirs) {
+            for (String mismatch : withoutTsharkTerminateSlicing(theirs)) {
                 mismatches.add(capture.getFileName() + ": " + mismatch);
             }
         }
@@ -70,13 +71,56 @@ class PcapNgWriterRoundTripTest {
                 + " written files");
     }
 
+    private static final java.util.regex.Pattern FIELD = java.util.regex.Pattern.compile(
+            "(.* frame \\d+) iwarp_rdma\\.(term_ddp_h|term_rdma_h): tshark='([0-9a-f]*)' jiwarp='([0-9a-f]*)'");
+
+    /**
+     * Leaves out the one disagreement known to be tshark's (SiwErrorInteropTest shows it on the capture
+     * it makes): tshark 4.0 slices a Terminate's carried DDP header by the error type alone, 14 octets
+     * as if tagged, so for an untagged header (18 octets) both carried headers come out 4 octets off:
+     * its DDP header is jiwarp's cut short, its RDMAP header starts with the 4 octets cut off.
+     */
+    private static List<String> withoutTsharkTerminateSlicing(List<String> mismatches) {
+        java.util.Map<String, String[]> ddp = new java.util.HashMap<>();
+        java.util.Map<String, String[]> rdma = new java.util.HashMap<>();
+        for (String mismatch : mismatches) {
+            java.util.regex.Matcher m = FIELD.matcher(mismatch);
+            if (m.matches()) {
+                (m.group(2).equals("term_ddp_h") ? ddp : rdma).put(m.group(1), new String[] {m.group(3), m.group(4)});
+            }
+        }
+        List<String> left = new ArrayList<>();
+        for (String mismatch : mismatches) {
+            java.util.regex.Matcher m = FIELD.matcher(mismatch);
+            if (m.matches() && ddp.containsKey(m.group(1)) && rdma.containsKey(m.group(1))) {
+                String[] d = ddp.get(m.group(1));
+                String[] r = rdma.get(m.group(1));
+                boolean sliced = d[1].length() == 36 && d[0].equals(d[1].substring(0, 28))
+                        && r[1].length() >= 8 && r[0].equals(d[1].substring(28) + r[1].substring(0, r[1].length() - 8));
+                if (sliced) {
+                    continue;
+                }
+            }
+            left.add(mismatch);
+        }
+        return left;
+    }
+
     private static List<Path> captures() throws IOException {
         List<Path> captures = PcapNgRoundTripTest.captures();
         String siw = System.getProperty("jiwarp.siw.captures");
+        // The build's siw suites keep their captures there (the pom sets it). Under CI they must have
+        // run; elsewhere they skip without QEMU or with JIWARP_SIW=skip, and there are none to read.
         if (siw != null && !siw.isBlank()) {
-            List<Path> made = ExternalPcaps.pcaps(Path.of(siw));
-            assertFalse(made.isEmpty(), "no captures in " + siw + " (-Djiwarp.siw.captures)");
-            captures.addAll(made);
+            Path folder = Path.of(siw);
+            List<Path> made = Files.isDirectory(folder) ? ExternalPcaps.pcaps(folder) : List.of();
+            if (made.isEmpty() && !"true".equals(System.getenv("CI"))) {
+                System.out.println("no siw captures in " + siw + " (the siw suites did not run): not round-tripped");
+            } else {
+                assertFalse(made.isEmpty(), "no captures in " + siw + " (-Djiwarp.siw.captures): the siw suites "
+                        + "did not run");
+                captures.addAll(made);
+            }
         }
         return captures;
     }

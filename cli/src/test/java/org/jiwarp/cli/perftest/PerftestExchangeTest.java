@@ -122,14 +122,15 @@ class PerftestExchangeTest {
         assertNotEquals(0, theirs.vaddr());
         assertNotEquals(0, theirs.qpn());
         assertEquals(theirs, PingpongDest.decode(control.receive(56)), "the client's done handshake");
-        // By now the client has all its Writes completed: the 8 slots hold its data.
+        // By now the client has all its Writes completed, which means sent: they travel on the test
+        // connection and this handshake on the control one, so wait for them to be placed.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!everySlotWritten(memory, size) && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
         for (int slot = 0; slot < 8; slot++) {
             int at = 8192 + slot * 1024;
-            boolean written = false;
-            for (int i = at; i < at + size; i++) {
-                written |= memory.get(i) != 0;
-            }
-            assertTrue(written, "slot " + slot + " untouched");
+            assertTrue(slotWritten(memory, at, size), "slot " + slot + " untouched");
             for (int i = at + size; i < at + 1024; i++) {
                 assertEquals(0, memory.get(i), "gap after slot " + slot + " written at " + i);
             }
@@ -245,4 +246,23 @@ class PerftestExchangeTest {
         creditRegion.deregister();
         data.deregister();
     }
+
+    private static boolean everySlotWritten(ByteBuffer memory, int size) {
+        for (int slot = 0; slot < 8; slot++) {
+            if (!slotWritten(memory, 8192 + slot * 1024, size)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean slotWritten(ByteBuffer memory, int at, int size) {
+        for (int i = at; i < at + size; i++) {
+            if (memory.get(i) != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
 }
