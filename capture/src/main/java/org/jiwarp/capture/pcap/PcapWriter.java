@@ -1,6 +1,5 @@
 package org.jiwarp.capture.pcap;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.Objects;
@@ -14,18 +13,15 @@ import java.util.Objects;
  * {@code orig_len}, as a capturing host would do. The writer does not buffer: hand it a
  * {@link java.io.BufferedOutputStream} when writing to a file. {@link #close()} closes the stream.
  */
-public final class PcapWriter implements CaptureWriter {
+public final class PcapWriter extends StreamCaptureWriter {
 
     /** The snap length written into the global header (tcpdump's default, 256 KiB). */
     public static final int SNAP_LENGTH = 262_144;
 
     private static final long NANOS_PER_SECOND = 1_000_000_000L;
 
-    private final OutputStream out;
-    private final LinkType linkType;
     private final boolean nanosecond;
     private final byte[] header = new byte[PcapFile.RECORD_HEADER_LENGTH];
-    private int records;
 
     /**
      * Starts a file on {@code out} by writing its global header.
@@ -42,8 +38,7 @@ public final class PcapWriter implements CaptureWriter {
      * the caller cuts each packet with {@link #writeCut}.
      */
     public PcapWriter(OutputStream out, LinkType linkType, boolean nanosecond, int snapLength) throws IOException {
-        this.out = Objects.requireNonNull(out, "out");
-        this.linkType = Objects.requireNonNull(linkType, "linkType");
+        super(out, linkType);
         this.nanosecond = nanosecond;
         byte[] global = new byte[PcapFile.GLOBAL_HEADER_LENGTH];
         putInt32(global, 0, nanosecond ? PcapFile.MAGIC_NANOSECONDS : PcapFile.MAGIC_MICROSECONDS);
@@ -56,19 +51,9 @@ public final class PcapWriter implements CaptureWriter {
         out.write(global);
     }
 
-    /** The link type written into the global header. */
-    public LinkType linkType() {
-        return linkType;
-    }
-
     /** {@code true} when timestamps are written in nanoseconds. */
     public boolean nanosecond() {
         return nanosecond;
-    }
-
-    /** The number of records written so far. */
-    public int records() {
-        return records;
     }
 
     /** Writes one record holding all of {@code frame}. */
@@ -109,35 +94,6 @@ public final class PcapWriter implements CaptureWriter {
         putInt32(header, 12, length);
         out.write(header);
         out.write(frame, offset, captured);
-        records++;
-    }
-
-    /** Flushes the underlying stream. */
-    @Override
-    public void flush() throws IOException {
-        out.flush();
-    }
-
-    /** Flushes and closes the underlying stream. */
-    @Override
-    public void close() throws IOException {
-        try {
-            out.flush();
-        } finally {
-            out.close();
-        }
-    }
-
-    /** Little-endian, as both writers write. */
-    static void putInt16(byte[] b, int offset, int value) {
-        b[offset] = (byte) value;
-        b[offset + 1] = (byte) (value >>> 8);
-    }
-
-    static void putInt32(byte[] b, int offset, int value) {
-        b[offset] = (byte) value;
-        b[offset + 1] = (byte) (value >>> 8);
-        b[offset + 2] = (byte) (value >>> 16);
-        b[offset + 3] = (byte) (value >>> 24);
+        recordWritten();
     }
 }
