@@ -100,12 +100,13 @@ final class ConformCatalogue {
         rdmapCases(e);
         readResponses(e);
         segmentation(e);
+        PerftestCases.add(e);
         return e;
     }
 
     private static ConformCase c(String name, Group group, Role role, String section, ConformCase.Setup setup,
             ConformCase.Action action, Expect expect) {
-        return new ConformCase(name, group, role, section, setup, action, expect);
+        return new ConformCase(name, group, role, java.util.EnumSet.of(Program.RPING), section, setup, action, expect);
     }
 
     private static ConformCase op(String name, Group group, String section, ConformCase.Action action, Expect expect) {
