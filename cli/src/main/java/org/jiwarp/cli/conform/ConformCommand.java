@@ -144,8 +144,7 @@ public final class ConformCommand implements Callable<Integer> {
         PrintWriter err = line.getErr();
         boolean table = !json && !markdown;
         boolean progress = !table && (progressLines || System.console() != null);
-        String where = (address != null ? target : "connections on port " + listen)
-                + (program == Program.RPING ? "" : " (" + program.command() + ")");
+        String where = address != null ? target : "connections on port " + listen;
         List<String> restart = restartCommand == null ? null : List.of("sh", "-c", restartCommand);
         try (ServerSocket server = listen == null ? null : new ServerSocket(listen, 4, (InetAddress) null);
                 ConformRunner runner = new ConformRunner(address, server, timeoutMillis, waitMillis, firstFpduPauseMillis,
@@ -153,7 +152,7 @@ public final class ConformCommand implements Callable<Integer> {
                         text -> print(err, "jiwarp conform: " + text))) {
             if (table) {
                 print(out, "jiwarp conform: " + selected.size() + " cases against " + where + " ("
-                        + ConformReport.roleName(role) + ")");
+                        + ConformReport.roleName(role, program) + ")");
             }
             List<CaseResult> results = runner.run(selected, known, r -> {
                 if (table) {
@@ -163,7 +162,7 @@ public final class ConformCommand implements Callable<Integer> {
                     print(err, ConformReport.line(r));
                 }
             });
-            ConformReport report = new ConformReport(where, role, results);
+            ConformReport report = new ConformReport(where, role, program, results);
             if (table) {
                 print(out, report.summary());
             } else {

@@ -8,6 +8,7 @@ import org.jiwarp.cli.perftest.PingpongDest;
 import org.jiwarp.testkit.MpaBytes;
 import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 
 /**
@@ -36,6 +37,12 @@ final class PerftestExchange {
     private static final int KEY_HANDSHAKES = 3;
     /** A perftest client's run on the test connection is over when it has been quiet this long. */
     private static final long QUIET_MILLIS = 300;
+    /**
+     * perftest's client retries its test connection 10 times, 100 ms apart; this end is more patient,
+     * with either connection.
+     */
+    private static final int CONNECTION_ATTEMPTS = 20;
+    private static final long CONNECTION_RETRY_MILLIS = 200;
     /** Write and Read probes move this many octets. */
     static final int PROBE_SIZE = 8;
 
@@ -58,7 +65,24 @@ final class PerftestExchange {
         Session control = new Session(role, controlSocket, timeoutMillis, firstFpduPauseMillis);
         Session test = null;
         try {
-            setUp(control, crc);
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    setUp(control, crc);
+                    break;
+                } catch (Session.SetupRefused | java.io.IOException e) {
+                    // A perftest server that is between runs (behind a NAT that accepts for it) closes at once.
+                    control.close();
+                    if (role != Role.TARGET_LISTENS || attempt == CONNECTION_ATTEMPTS) {
+                        throw e;
+                    }
+                    Thread.sleep(CONNECTION_RETRY_MILLIS);
+                    Socket again = next.open();
+                    if (again == null) {
+                        throw new Session.SetupRefused("the target's perftest server did not come back");
+                    }
+                    control = new Session(role, again, timeoutMillis, firstFpduPauseMillis);
+                }
+            }
             byte[] version = exchange(control, PerftestWire.version(PerftestWire.VERSION), PerftestWire.VERSION_LENGTH,
                     "perftest's version");
             int page = Math.max(PerftestWire.PAGE_SIZE, PerftestWire.int32(exchange(control,
@@ -68,15 +92,28 @@ final class PerftestExchange {
                     "perftest's cache line size")));
             exchange(control, PerftestWire.mtu(PerftestWire.IBV_MTU_4096), PerftestWire.MTU_LENGTH, "perftest's MTU");
             handshake(control, PingpongDest.zero(), "perftest's first handshake");
-            Socket testSocket = next.open();
-            if (testSocket == null) {
-                throw new Session.SetupRefused("the target's perftest (version " + PerftestWire.cString(version)
-                        + ") did not open its test connection");
+            for (int attempt = 1; test == null; attempt++) {
+                Socket testSocket = next.open();
+                if (testSocket == null) {
+                    throw new Session.SetupRefused("the target's perftest (version " + PerftestWire.cString(version)
+                            + ") did not open its test connection");
+                }
+                Session opened = new Session(role, testSocket, timeoutMillis, firstFpduPauseMillis);
+                try {
+                    setUp(opened, crc);
+                    test = opened;
+                } catch (Session.SetupRefused | java.io.IOException e) {
+                    // Like perftest's client, retry while the server's new listener is not up yet (behind a
+                    // NAT that accepts for it, such as QEMU's user network, the connection closes at once).
+                    opened.close();
+                    if (role != Role.TARGET_LISTENS || attempt == CONNECTION_ATTEMPTS) {
+                        throw e;
+                    }
+                    Thread.sleep(CONNECTION_RETRY_MILLIS);
+                }
             }
-            test = new Session(role, testSocket, timeoutMillis, firstFpduPauseMillis);
             test.program = program;
             test.control = control;
-            setUp(test, crc);
             handshake(control, PingpongDest.zero(), "perftest's handshake after the test connection");
             PingpongDest theirs = null;
             for (int i = 0; i < KEY_HANDSHAKES; i++) {
@@ -114,7 +151,11 @@ final class PerftestExchange {
         if (s.readRequest() == null) {
             throw new Session.SetupRefused("the target closed the connection before its MPA Request");
         }
-        MpaBytes.Frame reply = s.reply(crc);
+        // As perftest's server does: the initiator's IRD and ORD back (ib_read_bw's out_reads), at least 1 so that
+        // this end's Reads are within the target's IRD; a smaller ORD stalls siw's ib_read_bw client, whose own
+        // Reads then fill its ORD and hold up the Read Responses it owes.
+        MpaBytes.Frame reply = !s.targetFrame.enhanced() ? s.reply(crc) : MpaBytes.reply(crc ? MpaFrames.CRC_FLAG : 0,
+                MpaBytes.Words.of(Math.max(1, s.targetFrame.ord()), Math.max(1, s.targetFrame.ird())), new byte[0]);
         s.peer.write(reply.bytes());
         s.peer.startFullOperation(s.targetFrame.crc() || crc, s.targetFrame.marker(), false);
     }

@@ -153,6 +153,84 @@ class SiwConformTest {
         }
     }
 
+    /** perftest's options in the guest: one short run a case (-n), no TSC linearity check under TCG (-F). */
+    private static final String PERFTEST_OPTIONS = " -R -F -n 5";
+
+    /**
+     * The perftest cases CI runs against siw (each case is one perftest run in the guest, 5 to 10 s
+     * under TCG): the exact bounds both ways and the access rights; {@code -Djiwarp.siw.conform=all}
+     * runs the whole perftest group.
+     */
+    static final String CI_PERFTEST_CASES = String.join(",", "perftest-write-last-octets",
+            "perftest-write-one-past-the-end", "perftest-read-of-a-write-only-region", "perftest-read-last-octets",
+            "perftest-read-one-past-the-end");
+
+    @Test
+    @Order(3)
+    void siwsPerftestAsTheListener() throws Exception {
+        for (String program : List.of("ib_write_bw", "ib_read_bw")) {
+            try (SiwPeer.Background server = peer.start("while true; do " + program + PERFTEST_OPTIONS + " -p "
+                    + SiwPeer.PERFTEST_PORT + " >>/tmp/perftest-s.out 2>&1; sleep 0.2; done")) {
+                peer.awaitListening(SiwPeer.PERFTEST_PORT, Duration.ofSeconds(60));
+                Run run = conform("siw-conform-" + program + "-listens", perftestSelection(program, "127.0.0.1:"
+                        + peer.hostPort(SiwPeer.PERFTEST_PORT), "--app", program, "--profile", "siw", "--markdown",
+                        "--wait", 20_000, "--timeout", 8000));
+                keep("siw-conform-" + program + "-listens.md", run);
+                System.out.println(peer.run("tail -n 20 /tmp/perftest-s.out").output());
+                assertRanToTheEnd(run);
+                assertFalse(run.out().contains("perftest's exchange failed"), run.out());
+                // The exact end of the region perftest registered: its last octets take a Write, one more does not.
+                assertTrue(run.out().contains("| `perftest-write-last-octets` | perftest | RFC 5041 8.3.1 rule 3 "
+                        + "(inclusive bounds) | PASS |"), run.out());
+                assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
+                assertFalse(run.out().contains("| `perftest-write-one-past-the-end` | perftest | RFC 5041 7.1 (tagged 4), "
+                        + "8.3.1 rule 3 | **FAIL** | no Terminate"), run.out());
+            }
+        }
+    }
+
+    @Test
+    @Order(4)
+    void siwsPerftestAsTheConnector() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        for (String program : List.of("ib_write_bw", "ib_read_bw")) {
+            try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 30 " + program
+                    + PERFTEST_OPTIONS + " -p " + port + " " + SiwPeer.HOST_ADDRESS
+                    + " >>/tmp/perftest-c.out 2>&1; sleep 0.2; done")) {
+                Run run = conform("siw-conform-" + program + "-connects", perftestSelection(program, "--listen", port,
+                        "--app", program, "--profile", "siw", "--markdown", "--wait", 30_000, "--timeout", 8000));
+                keep("siw-conform-" + program + "-connects.md", run);
+                System.out.println(peer.run("tail -n 20 /tmp/perftest-c.out").output());
+                assertRanToTheEnd(run);
+                assertFalse(run.out().contains("perftest's exchange failed"), run.out());
+                assertTrue(run.out().contains("| `perftest-write-last-octets` | perftest | RFC 5041 8.3.1 rule 3 "
+                        + "(inclusive bounds) | PASS |"), run.out());
+                assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
+            }
+        }
+    }
+
+    /** The perftest cases to run: all with {@code -Djiwarp.siw.conform=all}, else those of {@link #CI_PERFTEST_CASES} for {@code program}. */
+    private static Object[] perftestSelection(String program, Object... args) {
+        List<Object> all = new ArrayList<>(List.of(args));
+        if (!System.getProperty("jiwarp.siw.conform", "").equals("all")) {
+            List<String> cases = new ArrayList<>();
+            for (String name : CI_PERFTEST_CASES.split(",")) {
+                boolean readOnly = name.startsWith("perftest-read-") && !name.equals("perftest-read-of-a-write-only-region");
+                boolean writeOnly = name.equals("perftest-read-of-a-write-only-region");
+                if (!(readOnly && program.equals("ib_write_bw")) && !(writeOnly && program.equals("ib_read_bw"))) {
+                    cases.add(name);
+                }
+            }
+            all.add("--case");
+            all.add(String.join(",", cases));
+        }
+        return all.toArray();
+    }
+
     /**
      * The cases to run: {@code -Djiwarp.siw.conform=all} runs every case (the scorecard run), a
      * comma-separated list runs those, and by default (CI) the subset {@link #CI_CASES}.
