@@ -52,7 +52,7 @@ class SiwConformTest {
             "read-response-with-no-read-outstanding", "fpdu-split-at-07", "send-in-two-ddp-segments", "write-placed",
             "request-asks-for-markers", "reply-asks-for-markers");
 
-    private static SiwPeer peer;
+    private static volatile SiwPeer peer;
 
     @BeforeAll
     static void boot() throws IOException {
@@ -213,6 +213,68 @@ class SiwConformTest {
                         + "(inclusive bounds) | PASS |"), run.out());
                 assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
             }
+        }
+    }
+
+    /**
+     * {@code --restart-cmd} reboots the guest when siw stops answering: a Reply with 513 octets of
+     * private data wedges siw's initiator (finding F12) so that no rping client connects again; the
+     * restart command asks this test to reboot the guest (a new QEMU with its rping loop) and waits
+     * for it, and the next case runs against the fresh siw (one reboot, about a minute under TCG).
+     */
+    @Test
+    @Order(5)
+    void aWedgedSiwIsRebootedByTheRestartCommand() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        String loop = "while true; do timeout -s KILL 20 rping -c -a " + SiwPeer.HOST_ADDRESS + " -p " + port
+                + " -C 1 >>/tmp/rping-c.out 2>&1; sleep 0.1; done";
+        Path signals = Files.createTempDirectory(Path.of("target"), "siw-restart");
+        Path request = signals.resolve("request");
+        Path done = signals.resolve("done");
+        java.util.concurrent.atomic.AtomicInteger reboots = new java.util.concurrent.atomic.AtomicInteger();
+        SiwPeer.Background[] clients = {peer.start(loop)};
+        Thread rebooter = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    if (Files.deleteIfExists(request)) {
+                        peer.close();
+                        peer = SiwPeer.boot();
+                        clients[0] = peer.start(loop);
+                        reboots.incrementAndGet();
+                        Files.writeString(done, "rebooted");
+                    }
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (IOException | RuntimeException e) {
+                    e.printStackTrace();
+                    return;
+                }
+            }
+        }, "siw-rebooter");
+        rebooter.setDaemon(true);
+        rebooter.start();
+        try {
+            Run warmUp = conform("siw-conform-restart-warm-up", "--listen", port, "--case", "write-placed", "--wait",
+                    60_000);
+            assertTrue(warmUp.out().contains("1 PASS"), warmUp.out() + warmUp.err());
+            String restart = "touch " + request + "; while [ ! -e " + done + " ]; do sleep 0.2; done; rm -f " + done;
+            Run run = conform("siw-conform-restart", "--listen", port, "--case", "reply-private-data-513,read-answered",
+                    "--profile", "siw", "--markdown", "--wait", 20_000, "--timeout", 8000, "--restart-cmd", restart);
+            keep("siw-conform-restart.md", run);
+            assertRanToTheEnd(run);
+            assertEquals(1, reboots.get(), run.err());
+            assertTrue(run.err().contains("the target is not answering; running the restart command"), run.err());
+            // After the reboot siw's rping client connects again and the next case runs to its verdict.
+            assertTrue(run.out().contains("| `read-answered` | rdmap | RFC 5040 4.4, 5.2.1, 5.2.2 | PASS |"),
+                    run.out());
+        } finally {
+            rebooter.interrupt();
+            rebooter.join(120_000);
+            clients[0].close();
         }
     }
 
