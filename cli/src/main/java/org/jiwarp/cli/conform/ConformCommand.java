@@ -19,14 +19,16 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code jiwarp conform}: tests an iWARP implementation against the RFCs through rping's protocol,
+ * {@code jiwarp conform}: tests an iWARP implementation against the RFCs through rping's protocol
+ * (or perftest's {@code -R} exchange, {@code --app}),
  * with the target's own stock tools: {@code rping -s} when it listens ({@code HOST:PORT}),
  * {@code rping -c} (in a loop: one connection per case) when it connects ({@code --listen PORT}).
  */
 @Command(name = "conform", sortOptions = false, mixinStandardHelpOptions = true,
         description = {"Tests any iWARP implementation against RFC 5040, 5041, 5044 and 6581 through rping's "
                 + "protocol: give HOST:PORT of an 'rping -s -P' on the target, or --listen PORT and run "
-                + "'while rping -c -a THIS_HOST -p PORT -C 1; do :; done' there.",
+                + "'while rping -c -a THIS_HOST -p PORT -C 1; do :; done' there. With --app ib_write_bw or ib_read_bw "
+                + "the target runs perftest with -R (in a loop) and the perftest group tests the region it registered.",
                 "Exit status: 0 when every case passes or is a known deviation, 1 otherwise, 2 on a usage error."})
 public final class ConformCommand implements Callable<Integer> {
 
