@@ -72,6 +72,31 @@ class ConformCommandTest {
         targets.add(t);
     }
 
+    /** {@code jiwarp perftest --server} on {@code port}, one run after another (perftest serves once), until the test ends. */
+    private AtomicBoolean perftestServers(int port, String test) {
+        return loop(() -> jiwarp("perftest", "--server", "--test", test, "-p", port, "--timeout", 5, "--accept-timeout", 20));
+    }
+
+    /** {@code jiwarp perftest HOST} to {@code port}, one client after another, until the test ends. */
+    private AtomicBoolean perftestClients(int port, String test) {
+        return loop(() -> jiwarp("perftest", "--test", test, "-n", 5, "-p", port, "--timeout", 5, "--settle", 0,
+                "127.0.0.1"));
+    }
+
+    /** Runs {@code run} again and again until the test ends or the flag returned is set. */
+    private AtomicBoolean loop(Runnable run) {
+        AtomicBoolean done = new AtomicBoolean();
+        Thread t = new Thread(() -> {
+            while (!stop.get() && !done.get()) {
+                run.run();
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        targets.add(t);
+        return done;
+    }
+
     /** Case name to verdict, from {@code --json} output. */
     private static java.util.Map<String, String> verdicts(String json) {
         java.util.Map<String, String> verdicts = new java.util.LinkedHashMap<>();
@@ -127,6 +152,49 @@ class ConformCommandTest {
         assertTrue(run.out().contains("PASS   ddp           write-past-the-end"), run.out());
         assertTrue(run.out().contains("PASS   rdmap         read-past-the-end"), run.out());
         assertFalse(run.out().contains("request-bad-key"), "a case for the other role ran");
+    }
+
+    @Test
+    void jiwarpsPerftestServersPassThePerftestGroup() throws Exception {
+        int writePort = freePort();
+        AtomicBoolean writeServers = perftestServers(writePort, "write");
+        Run write = jiwarp("conform", "127.0.0.1:" + writePort, "--app", "ib_write_bw", "--profile", "jiwarp",
+                "--json", "--first-fpdu-pause", "0");
+        assertEquals(0, write.exit(), write.out() + write.err());
+        java.util.Map<String, String> verdicts = verdicts(write.out());
+        assertEquals(Set.of(), withVerdict(verdicts, "FAIL"), write.out());
+        assertEquals(Set.of(), withVerdict(verdicts, "KNOWN"), write.out());
+        // ib_write_bw's region takes remote writes only: a Read of it is an access rights violation.
+        assertTrue(verdicts.containsKey("perftest-read-of-a-write-only-region"), write.out());
+        assertTrue(verdicts.containsKey("perftest-write-whole-region-plus-one"), write.out());
+        assertFalse(verdicts.containsKey("perftest-read-whole-region"), write.out());
+        assertFalse(verdicts.containsKey("write-to-an-unknown-stag"), "an rping case ran against perftest");
+        assertTrue(write.out().contains("Access rights violation"), write.out());
+        writeServers.set(true);
+
+        int readPort = freePort();
+        perftestServers(readPort, "read");
+        Run read = jiwarp("conform", "127.0.0.1:" + readPort, "--app", "ib_read_bw", "--group", "perftest",
+                "--profile", "jiwarp", "--first-fpdu-pause", "0");
+        assertEquals(0, read.exit(), read.out() + read.err());
+        assertTrue(read.out().contains("PASS   perftest      perftest-read-whole-region"), read.out());
+        assertTrue(read.out().contains("PASS   perftest      perftest-read-one-past-the-end"), read.out());
+        assertTrue(read.out().contains("PASS   perftest      perftest-write-last-octets"), read.out());
+        assertFalse(read.out().contains("perftest-read-of-a-write-only-region"), read.out());
+    }
+
+    @Test
+    void jiwarpsPerftestClientsPassThePerftestGroup() throws Exception {
+        for (String test : List.of("write", "read")) {
+            int port = freePort();
+            AtomicBoolean clients = perftestClients(port, test);
+            Run run = jiwarp("conform", "--listen", port, "--app", "ib_" + test + "_bw", "--profile", "jiwarp");
+            assertEquals(0, run.exit(), test + ": " + run.out() + run.err());
+            assertTrue(run.out().contains("(target connects, "), run.out());
+            assertTrue(run.out().contains("PASS   perftest      perftest-write-one-past-the-end"), run.out());
+            assertTrue(run.out().contains(" KNOWN, 0 FAIL"), run.out());
+            clients.set(true);
+        }
     }
 
     @Test
@@ -236,7 +304,8 @@ class ConformCommandTest {
         assertTrue(run.out().contains("write-to-an-unknown-stag"), run.out());
         assertTrue(run.out().contains("RFC 5041 7.1 (tagged 1), 8.3.1: Terminate DDP / Tagged Buffer Error / Invalid "
                 + "STag, carrying the DDP header (M, D), then close"), run.out());
-        for (String group : List.of(" mpa ", " ddp ", " rdmap ", " crc ", " segmentation ")) {
+        assertTrue(run.out().contains("perftest-read-of-a-write-only-region"), run.out());
+        for (String group : List.of(" mpa ", " ddp ", " rdmap ", " crc ", " segmentation ", " perftest ")) {
             assertTrue(run.out().contains(group), group);
         }
     }
@@ -258,6 +327,9 @@ class ConformCommandTest {
             {"conform", "127.0.0.1:7174", "--known", "/no/such/file"},
             {"conform", "127.0.0.1:7174", "--skip", "no-such-case"},
             {"conform", "127.0.0.1:7174", "--case", "send-msn-gap", "--skip", "send-msn-gap"},
+            {"conform", "127.0.0.1:7174", "--app", "ib_send_bw"},
+            {"conform", "127.0.0.1:7174", "--group", "perftest"},
+            {"conform", "127.0.0.1:7174", "--app", "ib_write_bw", "--case", "perftest-read-whole-region"},
         };
         for (String[] args : bad) {
             Run run = jiwarp((Object[]) args);
@@ -270,5 +342,7 @@ class ConformCommandTest {
         }
         assertTrue(jiwarp("conform", "127.0.0.1:7174", "--case", "reply-bad-key").err()
                 .contains("case 'reply-bad-key' needs the target to connect (--listen PORT)"));
+        assertTrue(jiwarp("conform", "127.0.0.1:7174", "--group", "perftest").err()
+                .contains("needs the target to run ib_write_bw or ib_read_bw (--app), not rping"));
     }
 }

@@ -7,12 +7,14 @@ package org.jiwarp.cli.conform;
  * @param name a unique, stable name ({@code --case}, known-deviation files)
  * @param group the layer it abuses ({@code --group})
  * @param role the role the target must play, or {@code null} when the case runs in both
+ * @param program the tool the target must run ({@code --app})
  * @param section the RFC and section, e.g. {@code "RFC 5041 7.1"}
  * @param setup how MPA setup goes before the action
  * @param action what the raw peer does
  * @param expect what the target must do, and its check
  */
-record ConformCase(String name, Group group, Role role, String section, Setup setup, Action action, Expect expect) {
+record ConformCase(String name, Group group, Role role, java.util.Set<Program> programs, String section, Setup setup,
+        Action action, Expect expect) {
 
     /** How the raw peer sets up MPA before the action. */
     enum Setup {
@@ -33,6 +35,11 @@ record ConformCase(String name, Group group, Role role, String section, Setup se
     /** Whether this case can run against a target in {@code targetRole}. */
     boolean runsIn(Role targetRole) {
         return role == null || role == targetRole;
+    }
+
+    /** Whether this case can run against a target running {@code program}. */
+    boolean runsWith(Program program) {
+        return programs.contains(program);
     }
 
     /** What the RFC requires, in words. */

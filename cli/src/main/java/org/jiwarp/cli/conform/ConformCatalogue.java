@@ -100,12 +100,13 @@ final class ConformCatalogue {
         rdmapCases(e);
         readResponses(e);
         segmentation(e);
+        PerftestCases.add(e);
         return e;
     }
 
     private static ConformCase c(String name, Group group, Role role, String section, ConformCase.Setup setup,
             ConformCase.Action action, Expect expect) {
-        return new ConformCase(name, group, role, section, setup, action, expect);
+        return new ConformCase(name, group, role, java.util.EnumSet.of(Program.RPING), section, setup, action, expect);
     }
 
     private static ConformCase op(String name, Group group, String section, ConformCase.Action action, Expect expect) {
@@ -161,6 +162,10 @@ final class ConformCatalogue {
         e.add(c("request-rtr-flags-without-p2p-ignored", Group.MPA, r, "RFC 6581 9.2 (B, C, D ignored when A is 0)",
                 m, s -> s.initiate(Session.request(true, false).withWords(MpaBytes.Words.of(1, 1).raw(0x4001, 0xC001))),
                 carriesOn("a client-server connection: the RTR bits are ignored and rping goes on")));
+        e.add(c("request-asks-for-markers", Group.MPA, r, "RFC 5044 7.1.1 (M), 4.3", m,
+                s -> s.initiate(Session.request(true, true)),
+                carriesOn("the Request with M is accepted and the responder's FPDUs carry markers where section 4.3 "
+                        + "puts them (checked on every FPDU) while rping goes on")));
         e.add(c("request-without-crc", Group.MPA, r, "RFC 5044 7.1.1 (C), 4.4", ConformCase.Setup.NO_CRC,
                 s -> { },
                 carriesOn("a connection without CRCs (or with them, if the responder asks) carries rping")));
@@ -199,6 +204,17 @@ final class ConformCatalogue {
                     s.respond(s.reply(true).withFlags(s.reply(true).flags() | 0x04));
                 },
                 carriesOn("the Reply is accepted (Res MUST NOT be checked on reception) and rping goes on")));
+        e.add(c("reply-asks-for-markers", Group.MPA, r, "RFC 5044 7.1.1 (M), 4.3", m,
+                s -> {
+                    if (s.readRequest() == null) {
+                        throw new Session.SetupRefused("the target closed the connection before its MPA Request");
+                    }
+                    s.respond(MpaBytes.reply(MpaFrames.CRC_FLAG | MpaFrames.MARKER_FLAG,
+                            MpaBytes.Words.of(Session.IRD_ORD, Math.min(Session.IRD_ORD, s.targetFrame.ird())),
+                            new byte[0]));
+                },
+                carriesOn("the Reply with M is accepted and the initiator's FPDUs carry markers where section 4.3 "
+                        + "puts them (checked on every FPDU) while rping goes on")));
         e.add(c("reply-sets-c-alone", Group.MPA, r, "RFC 5044 7.1.1 (C), 4.4", ConformCase.Setup.CRC,
                 s -> { },
                 carriesOn("CRCs in both directions once the Reply sets C (checked on every FPDU the target sends)")));

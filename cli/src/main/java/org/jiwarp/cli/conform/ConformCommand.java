@@ -19,14 +19,16 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code jiwarp conform}: tests an iWARP implementation against the RFCs through rping's protocol,
+ * {@code jiwarp conform}: tests an iWARP implementation against the RFCs through rping's protocol
+ * (or perftest's {@code -R} exchange, {@code --app}),
  * with the target's own stock tools: {@code rping -s} when it listens ({@code HOST:PORT}),
  * {@code rping -c} (in a loop: one connection per case) when it connects ({@code --listen PORT}).
  */
 @Command(name = "conform", sortOptions = false, mixinStandardHelpOptions = true,
         description = {"Tests any iWARP implementation against RFC 5040, 5041, 5044 and 6581 through rping's "
                 + "protocol: give HOST:PORT of an 'rping -s -P' on the target, or --listen PORT and run "
-                + "'while rping -c -a THIS_HOST -p PORT -C 1; do :; done' there.",
+                + "'while rping -c -a THIS_HOST -p PORT -C 1; do :; done' there. With --app ib_write_bw or ib_read_bw "
+                + "the target runs perftest with -R (in a loop) and the perftest group tests the region it registered.",
                 "Exit status: 0 when every case passes or is a known deviation, 1 otherwise, 2 on a usage error."})
 public final class ConformCommand implements Callable<Integer> {
 
@@ -35,6 +37,15 @@ public final class ConformCommand implements Callable<Integer> {
 
     @Option(names = "--listen", paramLabel = "PORT", description = "Listen on PORT for the target's rping client.")
     Integer listen;
+
+    @Option(names = "--app", paramLabel = "TOOL", description = "What the target runs: rping (the default), "
+            + "ib_write_bw or ib_read_bw (perftest with -R; in a loop, one run a case). The perftest group needs "
+            + "ib_write_bw or ib_read_bw, the other groups rping.")
+    String app = Program.RPING.command();
+
+    @Option(names = "--size", paramLabel = "OCTETS", description = "perftest's message size on the target (-s; "
+            + "default ${DEFAULT-VALUE}, perftest's own): with its page size it places the end of the region.")
+    int messageSize = 65_536;
 
     @Option(names = "--group", split = ",", paramLabel = "GROUP",
             description = "Run only these groups: ${COMPLETION-CANDIDATES} (repeatable or comma-separated).")
@@ -96,9 +107,11 @@ public final class ConformCommand implements Callable<Integer> {
         PrintWriter out = line.getOut();
         if (list) {
             for (ConformCase c : ConformCatalogue.all()) {
-                out.printf("%-44s %-13s %-10s %s: %s%n", c.name(), c.group().name().toLowerCase(),
+                List<String> tools = new ArrayList<>();
+                c.programs().forEach(p -> tools.add(p.command()));
+                out.printf("%-44s %-13s %-10s %-22s %s: %s%n", c.name(), c.group().name().toLowerCase(),
                         c.role() == null ? "both" : c.role() == Role.TARGET_LISTENS ? "listens" : "connects",
-                        c.section(), c.requirement());
+                        String.join(",", tools), c.section(), c.requirement());
             }
             out.flush();
             return 0;
@@ -119,7 +132,15 @@ public final class ConformCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(line, "invalid port " + listen + " (valid range is 1 to 65535)");
         }
         Role role = address != null ? Role.TARGET_LISTENS : Role.TARGET_CONNECTS;
-        List<ConformCase> selected = select(line, role);
+        Program program = Program.of(app);
+        if (program == null) {
+            throw new CommandLine.ParameterException(line, "unknown --app '" + app + "' (rping, ib_write_bw or "
+                    + "ib_read_bw)");
+        }
+        if (messageSize < 1) {
+            throw new CommandLine.ParameterException(line, "--size must be positive");
+        }
+        List<ConformCase> selected = select(line, role, program);
         KnownDeviations known = known(line);
 
         PrintWriter err = line.getErr();
@@ -129,11 +150,11 @@ public final class ConformCommand implements Callable<Integer> {
         List<String> restart = restartCommand == null ? null : List.of("sh", "-c", restartCommand);
         try (ServerSocket server = listen == null ? null : new ServerSocket(listen, 4, (InetAddress) null);
                 ConformRunner runner = new ConformRunner(address, server, timeoutMillis, waitMillis, firstFpduPauseMillis,
-                        restart,
+                        restart, program, messageSize,
                         text -> print(err, "jiwarp conform: " + text))) {
             if (table) {
                 print(out, "jiwarp conform: " + selected.size() + " cases against " + where + " ("
-                        + ConformReport.roleName(role) + ")");
+                        + ConformReport.roleName(role, program) + ")");
             }
             List<CaseResult> results = runner.run(selected, known, r -> {
                 if (table) {
@@ -143,7 +164,7 @@ public final class ConformCommand implements Callable<Integer> {
                     print(err, ConformReport.line(r));
                 }
             });
-            ConformReport report = new ConformReport(where, role, results);
+            ConformReport report = new ConformReport(where, role, program, results);
             if (table) {
                 print(out, report.summary());
             } else {
@@ -182,7 +203,7 @@ public final class ConformCommand implements Callable<Integer> {
         return address;
     }
 
-    private List<ConformCase> select(CommandLine line, Role role) {
+    private List<ConformCase> select(CommandLine line, Role role, Program program) {
         Set<String> names = ConformCatalogue.names();
         for (String name : skip) {
             if (!names.contains(name)) {
@@ -197,9 +218,12 @@ public final class ConformCommand implements Callable<Integer> {
         Set<Group> wanted = groups.isEmpty() ? EnumSet.allOf(Group.class) : EnumSet.copyOf(groups);
         List<ConformCase> selected = new ArrayList<>();
         ConformCase otherRole = null;
+        ConformCase otherProgram = null;
         for (ConformCase c : ConformCatalogue.all()) {
             boolean named = (cases.isEmpty() || cases.contains(c.name())) && !skip.contains(c.name());
-            if (named && wanted.contains(c.group())) {
+            if (named && wanted.contains(c.group()) && !c.runsWith(program)) {
+                otherProgram = otherProgram == null ? c : otherProgram;
+            } else if (named && wanted.contains(c.group())) {
                 if (c.runsIn(role)) {
                     selected.add(c);
                 } else if (cases.contains(c.name()) && otherRole == null) {
@@ -211,6 +235,12 @@ public final class ConformCommand implements Callable<Integer> {
         if (selected.isEmpty() && otherRole != null) {
             throw new CommandLine.ParameterException(line, "case '" + otherRole.name() + "' needs the target to "
                     + (otherRole.role() == Role.TARGET_LISTENS ? "listen (HOST:PORT)" : "connect (--listen PORT)"));
+        }
+        if (selected.isEmpty() && otherProgram != null) {
+            List<String> tools = new ArrayList<>();
+            otherProgram.programs().forEach(p -> tools.add(p.command()));
+            throw new CommandLine.ParameterException(line, "case '" + otherProgram.name() + "' needs the target to run "
+                    + String.join(" or ", tools) + " (--app), not " + program.command());
         }
         if (selected.isEmpty()) {
             throw new CommandLine.ParameterException(line, "no case matches the --group and --case given");

@@ -10,11 +10,17 @@ public final class ConformReport {
 
     private final String target;
     private final Role role;
+    private final Program program;
     private final List<CaseResult> results;
 
     public ConformReport(String target, Role role, List<CaseResult> results) {
+        this(target, role, Program.RPING, results);
+    }
+
+    public ConformReport(String target, Role role, Program program, List<CaseResult> results) {
         this.target = target;
         this.role = role;
+        this.program = program;
         this.results = results;
     }
 
@@ -30,11 +36,12 @@ public final class ConformReport {
     /** "112 cases: 104 PASS, 6 KNOWN, 2 FAIL". */
     public String summary() {
         return String.format("%d cases against %s (%s): %d PASS, %d KNOWN, %d FAIL", results.size(), target,
-                roleName(role), count(Verdict.PASS), count(Verdict.KNOWN), count(Verdict.FAIL));
+                roleName(role, program), count(Verdict.PASS), count(Verdict.KNOWN), count(Verdict.FAIL));
     }
 
-    static String roleName(Role role) {
-        return role == Role.TARGET_LISTENS ? "target listens, rping server" : "target connects, rping client";
+    static String roleName(Role role, Program program) {
+        return (role == Role.TARGET_LISTENS ? "target listens, " : "target connects, ") + program.command()
+                + (role == Role.TARGET_LISTENS ? " server" : " client");
     }
 
     /** One line per case for a terminal, as it comes. */

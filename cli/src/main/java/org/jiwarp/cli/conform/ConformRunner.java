@@ -33,6 +33,8 @@ public final class ConformRunner implements AutoCloseable {
     private final long waitMillis;
     private final long firstFpduPauseMillis;
     private final List<String> restartCommand;
+    private final Program program;
+    private final int messageSize;
     private final Consumer<String> log;
     private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "conform-case");
@@ -45,9 +47,12 @@ public final class ConformRunner implements AutoCloseable {
      * @param target the target's address (it listens), or {@code null}
      * @param listener where the target connects (when {@code target} is {@code null})
      * @param restartCommand a command that restarts the target, or {@code null}
+     * @param program the tool the target runs
+     * @param messageSize perftest's {@code -s} on the target (it places the end of the region)
      */
     public ConformRunner(InetSocketAddress target, ServerSocket listener, long timeoutMillis, long waitMillis,
-            long firstFpduPauseMillis, List<String> restartCommand, Consumer<String> log) {
+            long firstFpduPauseMillis, List<String> restartCommand, Program program, int messageSize,
+            Consumer<String> log) {
         this.role = target != null ? Role.TARGET_LISTENS : Role.TARGET_CONNECTS;
         this.target = target;
         this.listener = listener;
@@ -55,6 +60,8 @@ public final class ConformRunner implements AutoCloseable {
         this.waitMillis = waitMillis;
         this.firstFpduPauseMillis = firstFpduPauseMillis;
         this.restartCommand = restartCommand;
+        this.program = program;
+        this.messageSize = messageSize;
         this.log = log;
     }
 
@@ -101,7 +108,22 @@ public final class ConformRunner implements AutoCloseable {
                     ? "the target did not accept a connection within " + waitMillis + " ms"
                     : "the target did not connect within " + waitMillis + " ms");
         }
-        try (Session s = new Session(role, socket, timeoutMillis, firstFpduPauseMillis)) {
+        Session opened;
+        if (program.perftest()) {
+            try {
+                opened = PerftestExchange.open(role, program, messageSize, c.setup() == ConformCase.Setup.CRC, socket,
+                        () -> role == Role.TARGET_LISTENS ? connect() : accept(), timeoutMillis, firstFpduPauseMillis);
+            } catch (IOException e) {
+                socket.close();
+                return Judgement.fail("perftest's exchange failed: " + (e instanceof SocketTimeoutException
+                        ? "the target did not answer within " + timeoutMillis + " ms" : describe(e)));
+            } catch (Session.SetupRefused | Session.CaseFailure e) {
+                return Judgement.fail("perftest's exchange failed: " + e.getMessage());
+            }
+        } else {
+            opened = new Session(role, socket, timeoutMillis, firstFpduPauseMillis);
+        }
+        try (Session s = opened) {
             current = s;
             try {
                 setUp(c, s);
@@ -126,7 +148,7 @@ public final class ConformRunner implements AutoCloseable {
     }
 
     private void setUp(ConformCase c, Session s) throws Exception {
-        if (c.setup() == ConformCase.Setup.MANUAL) {
+        if (c.setup() == ConformCase.Setup.MANUAL || s.program.perftest()) {
             return;
         }
         boolean crc = c.setup() == ConformCase.Setup.CRC;

@@ -259,6 +259,12 @@ interface Expect {
                     }
                 } catch (Session.CaseFailure e) {
                     return Judgement.fail(e.getMessage());
+                } catch (PerftestExchange.ProbeTerminated e) {
+                    Observation all = Observation.of(s);
+                    return all.problems().isEmpty()
+                            ? Judgement.pass("no error; the Write sent next, one octet past the region's end, drew "
+                                    + TerminateCheck.describe(all.terminate()))
+                            : Judgement.fail("it " + all.describe());
                 }
                 List<byte[]> received = s.peer.received();
                 Observation all = new Observation(received, s.peer.awaitClosed(0), s.peer.problems());
@@ -284,6 +290,44 @@ interface Expect {
                 String seen = String.format("it replied: flags 0x%02x, revision %d, private data %s", reply.flags(),
                         reply.revision(), Observation.hex(reply.privateData()));
                 return check.test(reply) ? Judgement.pass(seen) : Judgement.fail(seen);
+            }
+
+            @Override
+            public String describe() {
+                return what;
+            }
+        };
+    }
+
+    /**
+     * The target answers this end's Read Request with Read Responses to its sink from its first
+     * octet on, {@code size} octets in all ({@code -1}: the session's whole region), the last with L.
+     */
+    static Expect answersReadInFull(String what, long size) {
+        return new Expect() {
+            @Override
+            public Judgement judge(Session s) throws Exception {
+                long expected = size < 0 ? s.length : size;
+                byte[] first;
+                try {
+                    first = s.awaitNew(u -> org.jiwarp.testkit.Ulpdus.isTagged(u,
+                            org.jiwarp.wire.rdmap.RdmapOpcode.RDMA_READ_RESPONSE), "Read Response");
+                    s.awaitNew(u -> org.jiwarp.testkit.Ulpdus.isTagged(u,
+                            org.jiwarp.wire.rdmap.RdmapOpcode.RDMA_READ_RESPONSE)
+                            && org.jiwarp.wire.ddp.DdpHeaders.last(io.netty.buffer.Unpooled.wrappedBuffer(u), 0),
+                            "the Read Response's last segment (L set)");
+                } catch (Session.CaseFailure e) {
+                    return Judgement.fail(e.getMessage());
+                }
+                io.netty.buffer.ByteBuf b = io.netty.buffer.Unpooled.wrappedBuffer(first);
+                long octets = s.peer.readResponseOctets() - s.readResponseOctetsAtMark;
+                Observation seen = Observation.of(s);
+                boolean right = org.jiwarp.wire.ddp.DdpHeaders.stag(b, 0) == Session.PEER_SINK_STAG
+                        && org.jiwarp.wire.ddp.DdpHeaders.taggedOffset(b, 0) == Session.PEER_SINK_TO
+                        && octets == expected && seen.terminate() == null && seen.problems().isEmpty();
+                String told = "it sent " + octets + " octets of Read Response, the first segment "
+                        + Observation.summary(first) + (seen.terminate() != null ? "; " + seen.describe() : "");
+                return right ? Judgement.pass(told) : Judgement.fail(told + "; the Read asked for " + expected);
             }
 
             @Override

@@ -11,5 +11,10 @@ public enum Group {
     /** MPA CRCs, pad and FPDU framing (RFC 5044 sections 4 and 6). */
     CRC,
     /** FPDUs and DDP messages cut at every offset (RFC 5044 section 4, RFC 5041 section 5). */
-    SEGMENTATION
+    SEGMENTATION,
+    /**
+     * The buffer perftest {@code -R} advertises (RFC 5040 section 7.2, RFC 5041 section 8.3.1): its
+     * bounds, TO wrap, access rights, Read sources, Writes and Reads of its whole length.
+     */
+    PERFTEST
 }

@@ -54,12 +54,18 @@ final class Session implements AutoCloseable {
     /** A pause between the target's Reply and the first FPDU (Linux siw's accept race). */
     final long firstFpduPauseMillis;
     final RawConnection peer;
+    /** The tool whose exchange this session plays; perftest's test connection when not rping. */
+    Program program = Program.RPING;
+    /** perftest: the control connection, held (its next handshake unanswered) while the case runs. */
+    Session control;
     /** The target's MPA frame: its Reply (target listens) or its Request (target connects). */
     MpaBytes.Parsed targetFrame;
     /** The ULPDU a Terminate must carry. */
     byte[] offending;
     /** Index into {@link RawConnection#received()} from which the target's traffic is judged. */
     int mark;
+    /** The Read Response octets received up to {@link #mark}. */
+    long readResponseOctetsAtMark;
     /** The learned buffer: STag, base TO, length; {@code exactLength} when the target advertised it. */
     int stag;
     long to;
@@ -208,7 +214,9 @@ final class Session implements AutoCloseable {
      * its first FPDU written in the pieces {@code split} gives, must get the target's answer.
      */
     void probe(Splitter split) throws Exception {
-        if (role == Role.TARGET_LISTENS && targetRead == null) {
+        if (program.perftest()) {
+            PerftestExchange.probe(this, split);
+        } else if (role == Role.TARGET_LISTENS && targetRead == null) {
             write(split, peer.frame(applicationSend(nextSendMsn++)));
             awaitApplicationReaction();
         } else if (role == Role.TARGET_LISTENS && !responded) {
@@ -262,6 +270,7 @@ final class Session implements AutoCloseable {
     /** Everything the target sent so far counts as permitted traffic. */
     void permit() {
         mark = peer.received().size();
+        readResponseOctetsAtMark = peer.readResponseOctets();
     }
 
     /** The first ULPDU after {@link #mark} that matches; fails the case after the timeout or a close. */
@@ -290,6 +299,9 @@ final class Session implements AutoCloseable {
     @Override
     public void close() {
         peer.close();
+        if (control != null) {
+            control.close();
+        }
     }
 
     /** Cuts an FPDU into the pieces written as separate TCP segments. */

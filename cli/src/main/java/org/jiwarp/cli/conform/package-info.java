@@ -8,5 +8,12 @@
  * segments at every offset. Each case names the section and what it requires, records what the
  * target did (its Terminate decoded by RFC names, the close, any data it placed or returned) and
  * gives a verdict: PASS, FAIL or KNOWN (a documented deviation of that implementation).
+ *
+ * <p>With {@code --app ib_write_bw|ib_read_bw} it plays perftest's {@code -R} exchange instead
+ * ({@link org.jiwarp.cli.conform.PerftestExchange}), whose key handshake names the region perftest
+ * registered, and the perftest group tests that region: base and bounds (RFC 5041 section 8.3.1,
+ * RFC 5040 section 7.2), Tagged Offset wrap, access rights (RFC 5040 section 7.2, Remote Protection
+ * Error 0x02) and whole-region Writes and Reads (RFC 5041 section 5.2, RFC 5040 sections 5.2.1 and
+ * 5.2.2). Markers are negotiated (RFC 5044 sections 4.3 and 7.1.1) by the MPA group's marker cases.
  */
 package org.jiwarp.cli.conform;

@@ -17,31 +17,31 @@ import java.nio.charset.StandardCharsets;
  *   bw report     5 x 8  size, iters, bw_peak, bw_avg, msgRate_avg (longs and IEEE doubles)
  * </pre>
  */
-final class PerftestWire {
+public final class PerftestWire {
 
     /** The protocol version jiwarp speaks: perftest 6.06's (Debian's perftest 4.5-0.17). */
-    static final String VERSION = "6.06";
+    public static final String VERSION = "6.06";
     /** perftest's {@code check_version_compatibility}: older peers are refused. */
     static final double MIN_PEER_VERSION = 5.70;
     /** {@code MAX_VERSION}: the version field's size. */
-    static final int VERSION_LENGTH = 16;
+    public static final int VERSION_LENGTH = 16;
     /** {@code sizeof(struct pingpong_dest)} on LP64, the control receive buffer's size. */
     static final int DEST_LENGTH = PingpongDest.LENGTH;
-    static final int INT_LENGTH = 4;
+    public static final int INT_LENGTH = 4;
     /** check_mtu with a peer of version 5.31 or later: {@code sizeof(char[2])}. */
-    static final int MTU_LENGTH = 2;
+    public static final int MTU_LENGTH = 2;
     /** A field of {@code struct bw_report_data} (iters is 64-bit from peer version 5.33). */
     static final int REPORT_FIELD_LENGTH = 8;
     /** enum ibv_mtu IBV_MTU_4096: what jiwarp reports (it has no path MTU of its own). */
-    static final int IBV_MTU_4096 = 5;
+    public static final int IBV_MTU_4096 = 5;
     /** perftest's default page size and cache line, which jiwarp offers in check_sys_data. */
-    static final int PAGE_SIZE = 4096;
-    static final int CACHE_LINE_SIZE = 64;
+    public static final int PAGE_SIZE = 4096;
+    public static final int CACHE_LINE_SIZE = 64;
 
     private PerftestWire() {
     }
 
-    static byte[] version(String version) {
+    public static byte[] version(String version) {
         byte[] bytes = version.getBytes(StandardCharsets.US_ASCII);
         if (bytes.length >= VERSION_LENGTH) {
             throw new IllegalArgumentException("version too long: " + version);
@@ -98,7 +98,7 @@ final class PerftestWire {
     }
 
     /** The C string at the start of {@code bytes}. */
-    static String cString(byte[] bytes) {
+    public static String cString(byte[] bytes) {
         int end = 0;
         while (end < bytes.length && bytes[end] != 0) {
             end++;
@@ -126,11 +126,11 @@ final class PerftestWire {
         }
     }
 
-    static byte[] int32(int value) {
+    public static byte[] int32(int value) {
         return ByteBuffer.allocate(INT_LENGTH).putInt(value).array();
     }
 
-    static int int32(byte[] bytes) {
+    public static int int32(byte[] bytes) {
         return ByteBuffer.wrap(bytes).getInt();
     }
 
@@ -152,7 +152,7 @@ final class PerftestWire {
     }
 
     /** check_mtu's message: the decimal enum ibv_mtu and a NUL. */
-    static byte[] mtu(int ibvMtu) {
+    public static byte[] mtu(int ibvMtu) {
         if (ibvMtu < 1 || ibvMtu > 9) {
             throw new IllegalArgumentException("enum ibv_mtu out of range: " + ibvMtu);
         }

@@ -28,7 +28,7 @@ import java.util.Locale;
 public record PingpongDest(int lid, int outReads, int qpn, int psn, int rkey, long vaddr, byte[] gid, int srqn,
         int gidIndex) {
 
-    static final int LENGTH = 56;
+    public static final int LENGTH = 56;
     static final int GID_LENGTH = 16;
 
     public PingpongDest {
@@ -39,7 +39,7 @@ public record PingpongDest(int lid, int outReads, int qpn, int psn, int rkey, lo
     }
 
     /** All zeros: what perftest sends in the two handshakes around the test connection's setup. */
-    static PingpongDest zero() {
+    public static PingpongDest zero() {
         return new PingpongDest(0, 0, 0, 0, 0, 0, new byte[GID_LENGTH], 0, 0);
     }
 
@@ -48,14 +48,14 @@ public record PingpongDest(int lid, int outReads, int qpn, int psn, int rkey, lo
         return gid.clone();
     }
 
-    byte[] encode() {
+    public byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(LENGTH);
         b.putInt(0, lid).putInt(4, outReads).putInt(8, qpn).putInt(12, psn).putInt(16, rkey)
                 .putLong(24, vaddr).put(32, gid).putInt(48, srqn).putInt(52, gidIndex);
         return b.array();
     }
 
-    static PingpongDest decode(byte[] bytes) {
+    public static PingpongDest decode(byte[] bytes) {
         if (bytes.length != LENGTH) {
             throw new IllegalArgumentException("struct pingpong_dest has " + LENGTH + " octets, not " + bytes.length);
         }

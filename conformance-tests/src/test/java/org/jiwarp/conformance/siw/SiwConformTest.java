@@ -49,9 +49,10 @@ class SiwConformTest {
             "reply-rejects", "bad-crc-in-the-first-fpdu", "bad-crc-field", "crc-off-crc-field-ignored",
             "ddp-version-2-untagged", "queue-number-3", "send-msn-gap", "send-too-long-for-the-receive", "write-to-an-unknown-stag",
             "write-before-the-base", "write-past-the-end", "rdmap-version-0-send", "opcode-c", "read-before-the-base",
-            "read-response-with-no-read-outstanding", "fpdu-split-at-07", "send-in-two-ddp-segments", "write-placed");
+            "read-response-with-no-read-outstanding", "fpdu-split-at-07", "send-in-two-ddp-segments", "write-placed",
+            "request-asks-for-markers", "reply-asks-for-markers");
 
-    private static SiwPeer peer;
+    private static volatile SiwPeer peer;
 
     @BeforeAll
     static void boot() throws IOException {
@@ -142,15 +143,157 @@ class SiwConformTest {
             Run warmUp = conform("siw-conform-warm-up", "--listen", port, "--case", "write-placed", "--wait", 60_000);
             assertTrue(warmUp.out().contains("1 PASS"), warmUp.out() + warmUp.err());
             // A Reply with 513 octets of private data wedges siw's initiator: no rping -c connects again
-            // until the guest reboots (the scorecard has its row from a run of its own).
+            // until the guest reboots (the scorecard has its row from a run of its own). siw's rping client
+            // can take more than 5 s to come back after some cases (finding F13 of the first full run), so
+            // each case waits up to 20 s for it.
             Run run = conform("siw-conform-connects", selection("--listen", port, "--profile", "siw", "--markdown",
-                    "--wait", 5000, "--timeout", 8000, "--skip", "reply-private-data-513"));
+                    "--wait", 20_000, "--timeout", 8000, "--skip", "reply-private-data-513"));
             keep("siw-conform-connects.md", run);
             System.out.println(peer.run("tail -n 40 /tmp/rping-c.out").output());
             assertRanToTheEnd(run);
             assertEquals(0, countOf(run.out(), "did not connect within"), run.out());
             assertSiwEncodingKnown(run);
         }
+    }
+
+    /** perftest's options in the guest: one short run a case (-n), no TSC linearity check under TCG (-F). */
+    private static final String PERFTEST_OPTIONS = " -R -F -n 5";
+
+    /**
+     * The perftest cases CI runs against siw (each case is one perftest run in the guest, 5 to 10 s
+     * under TCG): the exact bounds both ways and the access rights; {@code -Djiwarp.siw.conform=all}
+     * runs the whole perftest group.
+     */
+    static final String CI_PERFTEST_CASES = String.join(",", "perftest-write-last-octets",
+            "perftest-write-one-past-the-end", "perftest-read-of-a-write-only-region", "perftest-read-last-octets",
+            "perftest-read-one-past-the-end");
+
+    @Test
+    @Order(3)
+    void siwsPerftestAsTheListener() throws Exception {
+        for (String program : List.of("ib_write_bw", "ib_read_bw")) {
+            try (SiwPeer.Background server = peer.start("while true; do " + program + PERFTEST_OPTIONS + " -p "
+                    + SiwPeer.PERFTEST_PORT + " >>/tmp/perftest-s.out 2>&1; sleep 0.2; done")) {
+                peer.awaitListening(SiwPeer.PERFTEST_PORT, Duration.ofSeconds(60));
+                Run run = conform("siw-conform-" + program + "-listens", perftestSelection(program, "127.0.0.1:"
+                        + peer.hostPort(SiwPeer.PERFTEST_PORT), "--app", program, "--profile", "siw", "--markdown",
+                        "--wait", 20_000, "--timeout", 8000));
+                keep("siw-conform-" + program + "-listens.md", run);
+                System.out.println(peer.run("tail -n 20 /tmp/perftest-s.out").output());
+                assertRanToTheEnd(run);
+                assertFalse(run.out().contains("perftest's exchange failed"), run.out());
+                // The exact end of the region perftest registered: its last octets take a Write, one more does not.
+                assertTrue(run.out().contains("| `perftest-write-last-octets` | perftest | RFC 5041 8.3.1 rule 3 "
+                        + "(inclusive bounds) | PASS |"), run.out());
+                assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
+                assertFalse(run.out().contains("| `perftest-write-one-past-the-end` | perftest | RFC 5041 7.1 (tagged 4), "
+                        + "8.3.1 rule 3 | **FAIL** | no Terminate"), run.out());
+            }
+        }
+    }
+
+    @Test
+    @Order(4)
+    void siwsPerftestAsTheConnector() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        for (String program : List.of("ib_write_bw", "ib_read_bw")) {
+            try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 30 " + program
+                    + PERFTEST_OPTIONS + " -p " + port + " " + SiwPeer.HOST_ADDRESS
+                    + " >>/tmp/perftest-c.out 2>&1; sleep 0.2; done")) {
+                Run run = conform("siw-conform-" + program + "-connects", perftestSelection(program, "--listen", port,
+                        "--app", program, "--profile", "siw", "--markdown", "--wait", 30_000, "--timeout", 8000));
+                keep("siw-conform-" + program + "-connects.md", run);
+                System.out.println(peer.run("tail -n 20 /tmp/perftest-c.out").output());
+                assertRanToTheEnd(run);
+                assertFalse(run.out().contains("perftest's exchange failed"), run.out());
+                assertTrue(run.out().contains("| `perftest-write-last-octets` | perftest | RFC 5041 8.3.1 rule 3 "
+                        + "(inclusive bounds) | PASS |"), run.out());
+                assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
+            }
+        }
+    }
+
+    /**
+     * {@code --restart-cmd} reboots the guest when siw stops answering: a Reply with 513 octets of
+     * private data wedges siw's initiator (finding F12) so that no rping client connects again; the
+     * restart command asks this test to reboot the guest (a new QEMU with its rping loop) and waits
+     * for it, and the next case runs against the fresh siw (one reboot, about a minute under TCG).
+     */
+    @Test
+    @Order(5)
+    void aWedgedSiwIsRebootedByTheRestartCommand() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        String loop = "while true; do timeout -s KILL 20 rping -c -a " + SiwPeer.HOST_ADDRESS + " -p " + port
+                + " -C 1 >>/tmp/rping-c.out 2>&1; sleep 0.1; done";
+        Path signals = Files.createTempDirectory(Path.of("target"), "siw-restart");
+        Path request = signals.resolve("request");
+        Path done = signals.resolve("done");
+        java.util.concurrent.atomic.AtomicInteger reboots = new java.util.concurrent.atomic.AtomicInteger();
+        SiwPeer.Background[] clients = {peer.start(loop)};
+        Thread rebooter = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    if (Files.deleteIfExists(request)) {
+                        peer.close();
+                        peer = SiwPeer.boot();
+                        clients[0] = peer.start(loop);
+                        reboots.incrementAndGet();
+                        Files.writeString(done, "rebooted");
+                    }
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (IOException | RuntimeException e) {
+                    e.printStackTrace();
+                    return;
+                }
+            }
+        }, "siw-rebooter");
+        rebooter.setDaemon(true);
+        rebooter.start();
+        try {
+            Run warmUp = conform("siw-conform-restart-warm-up", "--listen", port, "--case", "write-placed", "--wait",
+                    60_000);
+            assertTrue(warmUp.out().contains("1 PASS"), warmUp.out() + warmUp.err());
+            String restart = "touch " + request + "; while [ ! -e " + done + " ]; do sleep 0.2; done; rm -f " + done;
+            Run run = conform("siw-conform-restart", "--listen", port, "--case", "reply-private-data-513,read-answered",
+                    "--profile", "siw", "--markdown", "--wait", 20_000, "--timeout", 8000, "--restart-cmd", restart);
+            keep("siw-conform-restart.md", run);
+            assertRanToTheEnd(run);
+            assertEquals(1, reboots.get(), run.err());
+            assertTrue(run.err().contains("the target is not answering; running the restart command"), run.err());
+            // After the reboot siw's rping client connects again and the next case runs to its verdict.
+            assertTrue(run.out().contains("| `read-answered` | rdmap | RFC 5040 4.4, 5.2.1, 5.2.2 | PASS |"),
+                    run.out());
+        } finally {
+            rebooter.interrupt();
+            rebooter.join(120_000);
+            clients[0].close();
+        }
+    }
+
+    /** The perftest cases to run: all with {@code -Djiwarp.siw.conform=all}, else those of {@link #CI_PERFTEST_CASES} for {@code program}. */
+    private static Object[] perftestSelection(String program, Object... args) {
+        List<Object> all = new ArrayList<>(List.of(args));
+        if (!System.getProperty("jiwarp.siw.conform", "").equals("all")) {
+            List<String> cases = new ArrayList<>();
+            for (String name : CI_PERFTEST_CASES.split(",")) {
+                boolean readOnly = name.startsWith("perftest-read-") && !name.equals("perftest-read-of-a-write-only-region");
+                boolean writeOnly = name.equals("perftest-read-of-a-write-only-region");
+                if (!(readOnly && program.equals("ib_write_bw")) && !(writeOnly && program.equals("ib_read_bw"))) {
+                    cases.add(name);
+                }
+            }
+            all.add("--case");
+            all.add(String.join(",", cases));
+        }
+        return all.toArray();
     }
 
     /**
