@@ -22,8 +22,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jiwarp.cli.Jiwarp;
 import org.jiwarp.conformance.siw.ExecResult;
+import org.jiwarp.conformance.siw.GuestHang;
 import org.jiwarp.conformance.siw.SiwPeer;
-import org.jiwarp.conformance.siw.SiwPeerException;
 import org.jiwarp.conformance.siw.SiwPeerImage;
 import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.AfterAll;
@@ -82,44 +82,12 @@ class SiwPerftestInteropTest {
         System.out.println("siw peer up in " + peer.bootTime().toMillis() + " ms under " + peer.accel());
     }
 
-    /** A cell's body, run once more on a fresh guest if the guest stops answering. */
-    private interface Cell {
-        void run() throws Exception;
-    }
-
-    private static void withFreshGuestOnHang(String cell, Cell body) throws Exception {
-        try {
-            body.run();
-        } catch (SiwPeerException e) {
-            if (peer.isAlive()) {
-                throw e;
-            }
-            boolean tcp = guestTcpAnswers();
-            String what = "guest stopped answering" + (tcp ? " its command line (TCP still answers)"
-                    : " (its TCP stack too)") + ": " + e.getMessage().lines().findFirst().orElse("");
-            System.out.println(cell + ": " + what + "; booting a fresh guest and trying once more");
-            synchronized (MATRIX) {
-                MATRIX.add(String.format("%-64s %s; fresh guest, one more try:", cell, what));
-            }
+    /** A cell's body, run once more on a fresh guest if the guest stops answering ({@link GuestHang}). */
+    private static void withFreshGuestOnHang(String cell, GuestHang.Cell body) throws Exception {
+        GuestHang.retryOnFreshGuest(cell, peer, MATRIX, () -> {
             peer.close();
             peer = SiwPeer.boot();
-            body.run();
-        }
-    }
-
-    /**
-     * Whether the guest's TCP stack still answers: a connection to the forwarded rping port, where
-     * nothing listens, ends at once (RST) from a live guest; from a frozen one the host side stays
-     * open.
-     */
-    private static boolean guestTcpAnswers() {
-        try (java.net.Socket socket = new java.net.Socket(InetAddress.getLoopbackAddress(),
-                peer.hostPort(SiwPeer.RPING_PORT))) {
-            socket.setSoTimeout(3000);
-            return socket.getInputStream().read() < 0;
-        } catch (IOException e) {
-            return !(e instanceof java.net.SocketTimeoutException);
-        }
+        }, body);
     }
 
     @AfterAll

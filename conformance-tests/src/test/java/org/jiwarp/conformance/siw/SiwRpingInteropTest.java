@@ -90,32 +90,13 @@ class SiwRpingInteropTest {
         System.out.println("siw peer up in " + peer.bootTime().toMillis() + " ms under " + peer.accel());
     }
 
-    /** A cell's body, run once more on a fresh guest if the guest stops answering. */
-    private interface Cell {
-        void run() throws Exception;
-    }
-
-    /**
-     * The guest now and then stops answering its command line altogether (seen with perftest on both
-     * ends inside the guest too, without jiwarp: see {@code SiwPerftestInteropTest}); a cell whose
-     * guest hangs gets a fresh guest and one more try, and the matrix says so. A second hang fails.
-     */
-    private static void withFreshGuestOnHang(String cell, Cell body) throws Exception {
-        try {
-            body.run();
-        } catch (SiwPeerException e) {
-            if (peer.isAlive()) {
-                throw e;
-            }
-            String what = "guest stopped answering: " + e.getMessage().lines().filter(l -> !l.isBlank()).findFirst()
-                    .orElse("");
-            System.out.println(cell + ": " + what + "; booting a fresh guest and trying once more");
-            MATRIX.add(String.format("%-56s %s; fresh guest, one more try:", cell, what));
+    /** A cell's body, run once more on a fresh guest if the guest stops answering ({@link GuestHang}). */
+    private static void withFreshGuestOnHang(String cell, GuestHang.Cell body) throws Exception {
+        GuestHang.retryOnFreshGuest(cell, peer, MATRIX, () -> {
             peer.close();
             peer = SiwPeer.boot();
             guestCapture = new GuestCapture(peer.pcap());
-            body.run();
-        }
+        }, body);
     }
 
     @AfterAll
