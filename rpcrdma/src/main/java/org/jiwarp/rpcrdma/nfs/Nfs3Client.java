@@ -66,6 +66,12 @@ public final class Nfs3Client implements AutoCloseable {
         return new Nfs3Client(rpc, credential, root, rsize, wsize);
     }
 
+    /** Connects RPC-over-RDMA to the NFS server, for a directory handle MOUNT gave already. */
+    public static Nfs3Client connect(Rnic rnic, InetSocketAddress nfs, byte[] root, int rsize, int wsize,
+            RpcRdmaClient.Options options) {
+        return new Nfs3Client(RpcRdmaClient.connect(rnic, nfs, options), AuthSys.root("jiwarp"), root.clone(), rsize, wsize);
+    }
+
     /** MNT (RFC 1813 section 5.2.1): the file handle of an exported directory. */
     public static byte[] mountHandle(InetSocketAddress mountd, String path, AuthSys credential) {
         try (TcpRpcClient tcp = TcpRpcClient.connect(mountd)) {

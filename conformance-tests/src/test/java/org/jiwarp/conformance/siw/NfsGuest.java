@@ -1,4 +1,4 @@
-package org.jiwarp.conformance.nfs;
+package org.jiwarp.conformance.siw;
 
 /** Ports and paths of the NFS variant of the siw peer ({@code build-nfs-peer.sh}, {@code nfs-serve.sh}). */
 final class NfsGuest {

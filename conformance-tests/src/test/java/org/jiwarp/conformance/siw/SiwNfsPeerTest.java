@@ -1,4 +1,4 @@
-package org.jiwarp.conformance.nfs;
+package org.jiwarp.conformance.siw;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -6,9 +6,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.time.Duration;
-import org.jiwarp.conformance.siw.ExecResult;
-import org.jiwarp.conformance.siw.SiwPeer;
-import org.jiwarp.conformance.siw.SiwPeerImage;
 import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
