@@ -74,11 +74,11 @@ class RpcRdmaHeaderTest {
 
     @Test
     void errorsDecodeAndEncode() {
-        String vers = "00000007000000010000000100000004" + "00000001" + "0000000100000001";
+        String vers = "00000007000000010000000100000004" + "00000001" + "0000000100000002";
         RpcRdmaHeader h = RpcRdmaHeader.decode(Unpooled.wrappedBuffer(ByteBufUtil.decodeHexDump(vers)));
         assertEquals(RpcRdmaHeader.ERR_VERS, h.error());
         assertEquals(1, h.versLow());
-        assertEquals(1, h.versHigh());
+        assertEquals(2, h.versHigh());
         assertReencodes(h, vers);
         String chunk = "00000007000000010000000100000004" + "00000002";
         assertReencodes(RpcRdmaHeader.decode(Unpooled.wrappedBuffer(ByteBufUtil.decodeHexDump(chunk))), chunk);
