@@ -97,7 +97,9 @@ class SiwNfsInteropTest {
             assertTrue(stat.out().contains("Size: " + size + "\n"), stat::toString);
 
             Path back = dir.resolve("back-" + size);
-            JiwarpCommand.Run cat = nfs("cat", remote, "-o", back);
+            // The 4 KiB read is also recorded by jiwarp's own --pcap, as the host sees it.
+            JiwarpCommand.Run cat = size == 4096 ? nfs("cat", remote, "-o", back, "--pcap", ownCapture())
+                    : nfs("cat", remote, "-o", back);
             assertEquals(0, cat.exit(), cat::toString);
             assertArrayEquals(sha256(content), sha256(Files.readAllBytes(back)), "file-" + size + " read back");
             System.out.print(put.err() + cat.err());
@@ -165,6 +167,15 @@ class SiwNfsInteropTest {
         assertTrue(!nomsg.isBlank(), "no RDMA_NOMSG reply with a Reply chunk in " + pcap);
         String malformed = tshark(tshark, "-Y", "_ws.malformed && !(nfs.procedure_v3 == 6 && rpc.msgtyp == 1)");
         assertTrue(malformed.isBlank(), "malformed frames other than READ replies:\n" + malformed);
+
+        String own = tshark(tshark, ownCapture(), "-Y", "rpcordma", "-T", "fields", "-e", "rpcordma.msg_type",
+                "-e", "nfs.procedure_v3", "-e", "rpcordma.writes_count");
+        assertTrue(own.lines().anyMatch(l -> l.matches("0\t6\t1")),
+                "jiwarp's own capture of cat has no READ call with a Write chunk:\n" + own);
+    }
+
+    private static Path ownCapture() {
+        return pcap.resolveSibling("jiwarp-nfs-cat-4k.pcap");
     }
 
     /**
@@ -210,15 +221,19 @@ class SiwNfsInteropTest {
     }
 
     private static String tshark(Path tshark, String... args) throws IOException, InterruptedException {
+        return tshark(tshark, pcap, args);
+    }
+
+    private static String tshark(Path tshark, Path capture, String... args) throws IOException, InterruptedException {
         String[] command = new String[args.length + 4];
         command[0] = tshark.toString();
         command[1] = "-n";
         command[2] = "-r";
-        command[3] = pcap.toString();
+        command[3] = capture.toString();
         System.arraycopy(args, 0, command, 4, args.length);
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(process.waitFor(120, TimeUnit.SECONDS), "tshark hangs on " + pcap);
+        assertTrue(process.waitFor(120, TimeUnit.SECONDS), "tshark hangs on " + capture);
         return out;
     }
 
