@@ -98,7 +98,12 @@ final class LoopbackResponder implements AutoCloseable {
             try {
                 bytes = received.poll(100, TimeUnit.MILLISECONDS);
                 if (bytes != null) {
-                    answer(Unpooled.wrappedBuffer(bytes));
+                    ByteBuf in = Unpooled.wrappedBuffer(bytes);
+                    try {
+                        answer(in);
+                    } finally {
+                        in.release();
+                    }
                 }
             } catch (InterruptedException e) {
                 return;
@@ -167,6 +172,8 @@ final class LoopbackResponder implements AutoCloseable {
             header.encode(reply);
             reply.writeBytes(rpc);
         }
+        message.release();
+        rpc.release();
         if (how == Misbehaviour.INVALIDATE_A_FOREIGN_STAG) {
             invalidate = receives.stag(); // one of the responder's own, never the requester's
         }
@@ -219,5 +226,8 @@ final class LoopbackResponder implements AutoCloseable {
         worker.interrupt();
         listener.close();
         rnic.close();
+        if (receives != null) {
+            receives.buffer().release();
+        }
     }
 }
