@@ -12,9 +12,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.jiwarp.rnic.Rnic;
 import org.jiwarp.rpcrdma.AuthSys;
 import org.jiwarp.rpcrdma.RpcException;
@@ -67,6 +72,10 @@ final class NfsCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE}).")
     int wsize = MAX_IO;
 
+    @Option(names = "--depth", paramLabel = "N", description = "READs or WRITEs in flight at once, 1 to 16 "
+            + "(default ${DEFAULT-VALUE}; the server's credits bound them too).")
+    int depth = 4;
+
     @Option(names = {"-o", "--output"}, paramLabel = "LOCAL", description = "cat: write the file here instead of "
             + "standard output (through a temporary file, so an interrupted run leaves no half file).")
     Path output;
@@ -99,6 +108,9 @@ final class NfsCommand implements Callable<Integer> {
             if (size < 4096 || size > MAX_IO) {
                 throw new CommandLine.ParameterException(line, "--rsize and --wsize are 4096 to 1048576 octets");
             }
+        }
+        if (depth < 1 || depth > 16) {
+            throw new CommandLine.ParameterException(line, "--depth is 1 to 16");
         }
         ConnectionOptions.checkPort(line, "--port", port, false);
         ConnectionOptions.checkPort(line, "--mount-port", mountPort, false);
@@ -188,20 +200,56 @@ final class NfsCommand implements Callable<Integer> {
                 "." + output.getFileName(), ".partial");
         long start = System.nanoTime();
         long offset = 0;
-        ByteBuf chunk = Unpooled.buffer(rsize);
+        ExecutorService pool = pool(depth);
+        ArrayDeque<Future<Piece>> window = new ArrayDeque<>();
+        boolean done = false;
         try (OutputStream sink = partial == null ? new UncloseableStdout() : Files.newOutputStream(partial)) {
-            boolean eof = false;
-            while (!eof) {
-                chunk.clear();
-                eof = nfs.read(fh, offset, rsize, chunk);
-                if (!eof && chunk.readableBytes() == 0) {
-                    throw new RpcException("the server returned no data at offset " + offset + " before end of file");
-                }
-                offset += chunk.readableBytes();
-                chunk.readBytes(sink, chunk.readableBytes());
+            // READs of rsize at consecutive offsets, up to --depth in flight, written in order.
+            long next = 0;
+            for (int i = 0; i < depth; i++, next += rsize) {
+                window.add(submitRead(pool, nfs, fh, next, rsize));
             }
+            while (!window.isEmpty()) {
+                Piece piece = await(window.poll());
+                try {
+                    if (done) {
+                        continue; // READs past the end, issued before the end was known
+                    }
+                    int got = piece.data.readableBytes();
+                    piece.data.readBytes(sink, got);
+                    offset += got;
+                    boolean eof = piece.eof;
+                    while (!eof && offset < piece.offset + rsize) { // a short READ: the rest, in order
+                        ByteBuf rest = Unpooled.buffer();
+                        try {
+                            eof = nfs.read(fh, offset, (int) (piece.offset + rsize - offset), rest);
+                            if (!eof && !rest.isReadable()) {
+                                throw new RpcException("the server returned no data at offset " + offset
+                                        + " before end of file");
+                            }
+                            offset += rest.readableBytes();
+                            rest.readBytes(sink, rest.readableBytes());
+                        } finally {
+                            rest.release();
+                        }
+                    }
+                    done = eof;
+                    if (!done) {
+                        window.add(submitRead(pool, nfs, fh, next, rsize));
+                        next += rsize;
+                    }
+                } finally {
+                    piece.data.release();
+                }
+            }
+        } catch (RpcException | IOException e) {
+            drain(window);
+            if (partial != null) {
+                Files.deleteIfExists(partial);
+            }
+            throw e;
         } finally {
-            chunk.release();
+            pool.shutdownNow();
         }
         if (partial != null) {
             Files.move(partial, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
@@ -215,32 +263,101 @@ final class NfsCommand implements Callable<Integer> {
         long start = System.nanoTime();
         byte[] fh = nfs.create(dir, name, 0644);
         long offset = 0;
-        ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(wsize);
+        ExecutorService pool = pool(depth);
+        ArrayDeque<Future<Piece>> window = new ArrayDeque<>();
         try (InputStream in = Files.newInputStream(local)) {
+            // WRITEs of wsize (the last one shorter), up to --depth in flight.
             while (true) {
-                chunk.clear();
-                while (chunk.isWritable() && chunk.writeBytes(in, chunk.writableBytes()) > 0) {
-                    // fill the chunk: WRITEs of wsize octets but for the last
+                if (window.size() == depth) {
+                    await(window.poll()).data.release();
+                }
+                ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(wsize);
+                try {
+                    while (chunk.isWritable() && chunk.writeBytes(in, chunk.writableBytes()) > 0) {
+                        // fill the chunk
+                    }
+                } catch (IOException e) {
+                    chunk.release();
+                    throw e;
                 }
                 if (!chunk.isReadable()) {
+                    chunk.release();
                     break;
                 }
-                int n = chunk.readableBytes();
-                int written = 0;
-                while (written < n) {
-                    int w = nfs.write(fh, offset + written, chunk.slice(written, n - written));
-                    if (w <= 0) {
-                        throw new RpcException("the server wrote nothing at offset " + (offset + written));
+                long at = offset;
+                offset += chunk.readableBytes();
+                window.add(pool.submit(() -> {
+                    int written = 0;
+                    int n = chunk.readableBytes();
+                    while (written < n) {
+                        int w = nfs.write(fh, at + written, chunk.slice(written, n - written));
+                        if (w <= 0) {
+                            throw new RpcException("the server wrote nothing at offset " + (at + written));
+                        }
+                        written += w;
                     }
-                    written += w;
-                }
-                offset += n;
+                    return new Piece(at, chunk, false);
+                }));
             }
+            while (!window.isEmpty()) {
+                await(window.poll()).data.release();
+            }
+        } catch (RpcException | IOException e) {
+            drain(window);
+            throw e;
         } finally {
-            chunk.release();
+            pool.shutdownNow();
         }
         report(err, "wrote", offset, target, start);
         return 0;
+    }
+
+    /** One READ's or WRITE's data at its file offset. */
+    private record Piece(long offset, ByteBuf data, boolean eof) {
+    }
+
+    private static Future<Piece> submitRead(ExecutorService pool, Nfs3Client nfs, byte[] fh, long offset, int count) {
+        return pool.submit(() -> {
+            ByteBuf data = Unpooled.buffer(count);
+            try {
+                boolean eof = nfs.read(fh, offset, count, data);
+                return new Piece(offset, data, eof);
+            } catch (RuntimeException e) {
+                data.release();
+                throw e;
+            }
+        });
+    }
+
+    private static Piece await(Future<Piece> future) {
+        try {
+            return future.get();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RpcException r ? r : new RpcException(Failures.describe(e.getCause()), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RpcException("interrupted", e);
+        }
+    }
+
+    /** After a failure: waits for the calls in flight and releases what they hold. */
+    private static void drain(ArrayDeque<Future<Piece>> window) {
+        for (Future<Piece> future : window) {
+            try {
+                future.get().data.release();
+            } catch (ExecutionException | InterruptedException | java.util.concurrent.CancellationException ignored) {
+                // its failure is not the first one
+            }
+        }
+        window.clear();
+    }
+
+    private static ExecutorService pool(int threads) {
+        return Executors.newFixedThreadPool(threads, task -> {
+            Thread thread = new Thread(task, "jiwarp-nfs-io");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     private static void report(PrintWriter err, String verb, long octets, Target target, long start) {
