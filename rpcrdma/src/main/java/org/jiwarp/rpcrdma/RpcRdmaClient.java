@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jiwarp.rnic.Access;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.MemoryRegion;
@@ -68,7 +69,7 @@ public final class RpcRdmaClient implements AutoCloseable {
     private final MemoryRegion sends;
     private final ArrayDeque<Integer> freeSendSlots = new ArrayDeque<>();
     private final Map<Integer, Pending> pending = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicLong remoteInvalidations = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong remoteInvalidations = new AtomicLong();
     private final AtomicInteger xids = new AtomicInteger((int) System.nanoTime());
     private final PrivateData serverPrivateData;
     private final Object creditLock = new Object();
