@@ -16,7 +16,7 @@ import picocli.CommandLine.ScopeType;
  */
 @Command(name = "jiwarp", mixinStandardHelpOptions = true, versionProvider = Jiwarp.Version.class,
         description = "A pure-Java iWARP stack: MPA (RFC 5044, 6581), DDP (RFC 5041), RDMAP (RFC 5040).",
-        subcommands = {BenchCommand.class, DecodeCommand.class, CheckCommand.class, PingCommand.class, CommandLine.HelpCommand.class,
+        subcommands = {BenchCommand.class, DecodeCommand.class, CheckCommand.class, PingCommand.class, NfsCommand.class, CommandLine.HelpCommand.class,
                 org.jiwarp.cli.perftest.PerftestCommand.class, org.jiwarp.cli.conform.ConformCommand.class})
 public final class Jiwarp implements Runnable {
 

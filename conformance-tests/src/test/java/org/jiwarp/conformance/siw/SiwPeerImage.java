@@ -30,6 +30,7 @@ public final class SiwPeerImage {
     private static final long BUILD_TIMEOUT_MINUTES = 30;
 
     private static SiwPeerImage built;
+    private static SiwPeerImage nfsBuilt;
 
     private final Path directory;
 
@@ -102,16 +103,43 @@ public final class SiwPeerImage {
         if (built != null) {
             return built;
         }
-        Path script = buildScript();
-        SiwPeerImage cached = new SiwPeerImage(cacheDirectory());
+        return built = build(buildScript(), cacheDirectory());
+    }
+
+    /**
+     * {@code $JIWARP_SIW_NFS_CACHE}, or {@code ~/.cache/jiwarp-siw-nfs-peer}: the NFS variant's
+     * cache, apart from the base peer's so building it never changes that one.
+     */
+    public static Path nfsCacheDirectory() {
+        String value = System.getenv("JIWARP_SIW_NFS_CACHE");
+        if (value != null && !value.isBlank()) {
+            return Path.of(value);
+        }
+        return Path.of(System.getProperty("user.home"), ".cache", "jiwarp-siw-nfs-peer");
+    }
+
+    /**
+     * The NFS-over-RDMA variant that {@code build-nfs-peer.sh} builds on top of the base peer:
+     * nfsd with svcrdma, rpcbind and rpc.mountd, and {@code jw-nfs-serve} to start them.
+     */
+    public static synchronized SiwPeerImage ensureNfsBuilt() {
+        if (nfsBuilt != null) {
+            return nfsBuilt;
+        }
+        return nfsBuilt = build(buildScript().resolveSibling("build-nfs-peer.sh"), nfsCacheDirectory());
+    }
+
+    private static SiwPeerImage build(Path script, Path cacheDirectory) {
+        SiwPeerImage cached = new SiwPeerImage(cacheDirectory);
         if (!Files.isRegularFile(script)) {
             if (cached.isBuilt()) {
-                return built = cached;
+                return cached;
             }
             throw new SiwPeerException("no siw peer build script at " + script);
         }
         ProcessBuilder pb = new ProcessBuilder("bash", script.toString(), "--print-dir").redirectErrorStream(true);
         pb.environment().put("JIWARP_SIW_CACHE", cacheDirectory().toString());
+        pb.environment().put("JIWARP_SIW_NFS_CACHE", nfsCacheDirectory().toString());
         String output;
         int exit;
         try {
@@ -122,7 +150,7 @@ public final class SiwPeerImage {
             drain.start();
             if (!process.waitFor(BUILD_TIMEOUT_MINUTES, TimeUnit.MINUTES)) {
                 process.destroyForcibly();
-                throw new SiwPeerException("build-peer.sh took longer than " + BUILD_TIMEOUT_MINUTES + " minutes");
+                throw new SiwPeerException(script.getFileName() + " took longer than " + BUILD_TIMEOUT_MINUTES + " minutes");
             }
             drain.join();
             output = text.toString();
@@ -134,9 +162,9 @@ public final class SiwPeerImage {
             throw new SiwPeerException("interrupted while building the siw peer", e);
         }
         if (exit != 0 || !cached.isBuilt()) {
-            throw new SiwPeerException("build-peer.sh failed (exit " + exit + "):\n" + output);
+            throw new SiwPeerException(script.getFileName() + " failed (exit " + exit + "):\n" + output);
         }
-        return built = cached;
+        return cached;
     }
 
     /** The image in the cache as it is, without building; for tools that must not run apt. */

@@ -1,0 +1,14 @@
+package org.jiwarp.rpcrdma;
+
+/**
+ * An RDMA segment (RFC 8166 section 4.2.1, {@code xdr_rdma_segment}): a registered region the
+ * other end reads from or writes into, named by its handle (the STag), its length, and the offset
+ * (Tagged Offset) of its first octet.
+ */
+public record RdmaSegment(int handle, int length, long offset) {
+
+    @Override
+    public String toString() {
+        return String.format("%d@0x%x:0x%08x", Integer.toUnsignedLong(length), offset, handle);
+    }
+}
