@@ -72,9 +72,10 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private volatile TerminateError terminateSent;
     /**
      * Work posted from other threads, taken by the event loop in one batch per ring, as an RNIC's
-     * doorbell: no task object per post, and a burst of posts goes to TCP with one flush.
+     * doorbell: no task object per post, and a burst of posts goes to TCP with one flush. Bounded by
+     * the send queue's depth (a slot in it is admitted), so it never grows and never allocates.
      */
-    private final Queue<SendQueue.SendSlot> doorbell = PlatformDependent.newMpscQueue();
+    private final Queue<SendQueue.SendSlot> doorbell;
     private final AtomicBoolean rung = new AtomicBoolean();
     private final Runnable answerDoorbell = this::answerDoorbell;
     private FailedReceive failedReceive;
@@ -91,6 +92,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         this.events = events;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
+        this.doorbell = PlatformDependent.newFixedMpscQueue(Math.max(config.sendDepth(), 2));
     }
 
     CompletableFuture<QpConnection> established() {
@@ -172,29 +174,46 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     /** On the event loop: posts {@code slot} after anything rung in before it. */
     void post(SendQueue.SendSlot slot) {
         takeDoorbell();
-        sendQueue.post(slot);
-        flushIfNeeded();
-    }
-
-    void post(SendQueue.SendSlot[] slots, int count) {
-        takeDoorbell();
-        sendQueue.post(slots, count);
+        sendQueue.enqueue(slot);
+        sendQueue.issueWaiting();
         flushIfNeeded();
     }
 
     /** From any thread: queues {@code slot} for the event loop and wakes it unless a wake-up is pending. */
     void ring(SendQueue.SendSlot slot) {
-        doorbell.add(slot);
+        queue(slot);
+        wake();
+    }
+
+    /**
+     * From any thread: queues {@code slot} for the event loop without waking it (a chain's posts, then
+     * one {@link #wake()}, or {@link #answerDoorbell()} on the event loop).
+     */
+    void queue(SendQueue.SendSlot slot) {
+        if (!doorbell.offer(slot)) {
+            // Cannot happen while admission bounds the slots (see doorbell); never lose a post if it does.
+            ctx.executor().execute(() -> post(slot));
+        }
+    }
+
+    /** Wakes the event loop for the doorbell unless a wake-up is pending. */
+    void wake() {
         if (!rung.get() && rung.compareAndSet(false, true)) {
             ctx.executor().execute(answerDoorbell);
         }
     }
 
+    /** On the event loop: posts what the doorbell holds and flushes. */
+    void answerDoorbellNow() {
+        takeDoorbell();
+        sendQueue.issueWaiting();
+        flushIfNeeded();
+    }
+
     private void answerDoorbell() {
         // Cleared first: a slot added after this point rings again (at worst an empty answer).
         rung.set(false);
-        takeDoorbell();
-        flushIfNeeded();
+        answerDoorbellNow();
     }
 
     private void takeDoorbell() {
@@ -202,7 +221,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             if (slot.prepared != null) {
                 slot.reset(); // a prepared slot is reset where all its uses happen, here
             }
-            sendQueue.post(slot);
+            sendQueue.enqueue(slot);
         }
     }
 
