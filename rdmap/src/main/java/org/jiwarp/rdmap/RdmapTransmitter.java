@@ -126,11 +126,16 @@ public final class RdmapTransmitter implements Consumer<Object> {
         out.write(request);
     }
 
-    /** An RDMA Read Response (RFC 5040 section 4.5); the future completes when it has gone to TCP. */
-    public ChannelFuture readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length) {
+    /** An RDMA Read Response (RFC 5040 section 4.5); {@link #written()} tells when it has gone to TCP. */
+    public void readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length) {
         DdpSegmenter.segmentTagged(out.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE), sinkStag,
                 sinkTaggedOffset, source, index, length, mulpdu, inlineThreshold, this);
-        return endMessage(true);
+        endMessage(false);
+    }
+
+    /** A future that completes once everything written so far has gone to TCP. */
+    public ChannelFuture written() {
+        return out.written();
     }
 
     /**
@@ -139,7 +144,12 @@ public final class RdmapTransmitter implements Consumer<Object> {
      * @param offending the ULPDU that caused the error (not released), or {@code null}
      */
     public ChannelFuture terminate(TerminateError error, ByteBuf offending) {
-        return out.writeLast(TerminateMessages.build(out.alloc(), error, terminateMsn++, offending));
+        return terminate(error, offending, offending == null ? 0 : offending.readableBytes());
+    }
+
+    /** As {@link #terminate(TerminateError, ByteBuf)} for a streamed segment: {@code offending} holds its header. */
+    public ChannelFuture terminate(TerminateError error, ByteBuf offending, int segmentLength) {
+        return out.writeLast(TerminateMessages.build(out.alloc(), error, terminateMsn++, offending, segmentLength));
     }
 
     /** One segment from the segmenter: the one before it is not the message's last. */

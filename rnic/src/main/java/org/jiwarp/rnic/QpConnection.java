@@ -18,6 +18,7 @@ import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
+import org.jiwarp.mpa.FpduDeframer;
 import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaParameters;
@@ -79,6 +80,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private final AtomicBoolean rung = new AtomicBoolean();
     private final Runnable answerDoorbell = this::answerDoorbell;
     private FailedReceive failedReceive;
+    /** Whether the deframer was asked to stream to this connection's RDMAP layer. */
+    private boolean streaming;
 
     QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
             StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
@@ -264,6 +267,12 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         return ctx.write(segment);
     }
 
+    @Override
+    public ChannelFuture written() {
+        // An empty write below the framer, behind everything written through it.
+        return ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER);
+    }
+
     private void flushIfNeeded() {
         if (flushNeeded && !reading) {
             flushNeeded = false;
@@ -281,21 +290,53 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             return;
         }
         ByteBuf ulpdu = (ByteBuf) msg;
+        try {
+            receiveWhole(ulpdu);
+        } finally {
+            ulpdu.release();
+        }
+        if (!streaming) {
+            // Setup's handlers (the first-FPDU gate, RTR) have let a ULPDU through: from the next FPDU
+            // on, the deframer streams to the RDMAP layer, header first and payload straight from the reads.
+            streaming = true;
+            FpduDeframer deframer = ctx.pipeline().get(FpduDeframer.class);
+            if (deframer != null) {
+                deframer.streamTo(new UlpduStream(this, receiver));
+            }
+        }
+    }
+
+    /** One ULPDU, whole (not released here). */
+    void receiveWhole(ByteBuf ulpdu) {
         reading = true;
         try {
             if (state.running()) {
                 receiver.receive(ulpdu);
             }
         } catch (TerminateException e) {
-            terminate(e.error(), ulpdu);
+            terminate(e.error(), ulpdu, ulpdu.readableBytes());
         } finally {
             reportFailedReceive();
-            ulpdu.release();
         }
+    }
+
+    /** A streamed segment's header arrived: inside a read batch now; {@code false} once receiving has stopped. */
+    boolean streamedSegment() {
+        reading = true;
+        return state.running();
+    }
+
+    /** A streamed segment of {@code length} octets, of which {@code header} holds the header, failed a check. */
+    void streamedSegmentFailed(TerminateException e, ByteBuf header, int length) {
+        terminate(e.error(), header, length);
+        reportFailedReceive();
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (readResponder != null) {
+            readResponder.endOfBatch();
+        }
         reading = false;
         flushIfNeeded();
         ctx.fireChannelReadComplete();
@@ -367,7 +408,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     // Terminate and the way down
 
     /** A local error: one Terminate (RFC 5040 section 5.6), then the connection closes. */
-    private void terminate(TerminateError error, ByteBuf offending) {
+    private void terminate(TerminateError error, ByteBuf offending, int offendingLength) {
         if (!state.apply(QpEvent.TERMINATE_SENT).accepted()) {
             return;
         }
@@ -380,7 +421,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             // The Read or atomic whose response failed completes in error itself; the rest is flushed on close.
             sendQueue.readFailed(error);
         }
-        transmitter.terminate(error, offending).addListener((ChannelFutureListener) future -> {
+        transmitter.terminate(error, offending, offendingLength).addListener((ChannelFutureListener) future -> {
             if (future.isSuccess()) {
                 terminateSent = error;
             }
@@ -433,7 +474,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof MpaException && ((MpaException) cause).error() != null && parameters != null) {
             // An FPDU failed its CRC or marker check: report it at the LLP layer, carrying nothing.
-            terminate(((MpaException) cause).error(), null);
+            terminate(((MpaException) cause).error(), null, 0);
         } else if (!established.isDone()) {
             established.completeExceptionally(cause);
         }
