@@ -126,16 +126,11 @@ public final class RdmapTransmitter implements Consumer<Object> {
         out.write(request);
     }
 
-    /** An RDMA Read Response (RFC 5040 section 4.5); {@link #written()} tells when it has gone to TCP. */
-    public void readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length) {
+    /** An RDMA Read Response (RFC 5040 section 4.5); the future completes when it has gone to TCP. */
+    public ChannelFuture readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length) {
         DdpSegmenter.segmentTagged(out.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE), sinkStag,
                 sinkTaggedOffset, source, index, length, mulpdu, inlineThreshold, this);
-        endMessage(false);
-    }
-
-    /** A future that completes once everything written so far has gone to TCP. */
-    public ChannelFuture written() {
-        return out.written();
+        return endMessage(true);
     }
 
     /**

@@ -39,13 +39,7 @@ public final class ReadResponder {
      * or {@link #ATOMIC} for an Atomic Request whose response has not reached TCP.
      */
     private final InboundReads<Object> inbound;
-    private final ChannelFutureListener responsesWritten;
-    /** Read Responses written since the last {@link #endOfBatch()}: their IRD entries wait for its promise. */
-    private int unconfirmed;
-    /** Per pending batch promise, oldest first, the IRD entries it frees (a ring; promises complete in order). */
-    private int[] batches = new int[8];
-    private int batchHead;
-    private int batchCount;
+    private final ChannelFutureListener responseWritten;
 
     /**
      * @param ird            the Read Requests this end accepts at once
@@ -58,17 +52,7 @@ public final class ReadResponder {
         this.atomics = new AtomicResponder(stags, pd);
         this.queue = new SingleSegmentQueue(firstMsn, ReadRequestHeader.LENGTH);
         this.inbound = new InboundReads<>(Math.max(ird, 0));
-        this.responsesWritten = future -> {
-            if (batchCount == 0) {
-                return; // cleared meanwhile
-            }
-            int entries = batches[batchHead];
-            batchHead = (batchHead + 1) % batches.length;
-            batchCount--;
-            for (int i = 0; i < entries; i++) {
-                inbound.finishCurrent();
-            }
-        };
+        this.responseWritten = future -> inbound.finishCurrent();
     }
 
     /**
@@ -86,35 +70,10 @@ public final class ReadResponder {
         long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, payload);
         TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd);
         inbound.accept(source);
-        // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP,
-        // which one promise per batch of inbound ULPDUs tells for every response of the batch.
+        // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP.
         transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
                 ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), source.memory(),
-                (int) (sourceOffset - source.baseTaggedOffset()), (int) size);
-        unconfirmed++;
-    }
-
-    /**
-     * The batch of inbound ULPDUs ends (before its flush): the Read Responses written in it free
-     * their IRD entries once one promise says they have gone to TCP; a run of small Reads costs one
-     * promise, not one each.
-     */
-    public void endOfBatch() {
-        int entries = unconfirmed;
-        if (entries == 0) {
-            return;
-        }
-        unconfirmed = 0;
-        if (batchCount == batches.length) {
-            int[] grown = new int[batches.length * 2];
-            for (int i = 0; i < batchCount; i++) {
-                grown[i] = batches[(batchHead + i) % batches.length];
-            }
-            batches = grown;
-            batchHead = 0;
-        }
-        batches[(batchHead + batchCount++) % batches.length] = entries;
-        transmitter.written().addListener(responsesWritten);
+                (int) (sourceOffset - source.baseTaggedOffset()), (int) size).addListener(responseWritten);
     }
 
     /**
@@ -129,8 +88,8 @@ public final class ReadResponder {
         queue.accept(msn, mo, last, payloadLength, AtomicRequestHeader.LENGTH, inbound.hasRoom());
         long original = atomics.execute(ulpdu, payload);
         inbound.accept(ATOMIC);
-        transmitter.atomicResponse(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original);
-        unconfirmed++;
+        transmitter.atomicResponse(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original)
+                .addListener(responseWritten);
     }
 
     /** Read and Atomic Requests accepted and not yet fully answered. */
@@ -141,7 +100,5 @@ public final class ReadResponder {
     /** Drops every unanswered request (the stream is going down). */
     public void clear() {
         inbound.clear();
-        unconfirmed = 0;
-        batchCount = 0;
     }
 }

@@ -20,7 +20,4 @@ public interface SegmentOutput {
 
     /** Writes a message's last segment; the future completes once it has gone to TCP. */
     ChannelFuture writeLast(Object segment);
-
-    /** A future that completes once every segment written so far has gone to TCP (nothing goes on the wire). */
-    ChannelFuture written();
 }

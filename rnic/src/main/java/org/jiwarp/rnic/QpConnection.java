@@ -267,12 +267,6 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         return ctx.write(segment);
     }
 
-    @Override
-    public ChannelFuture written() {
-        // An empty write below the framer, behind everything written through it.
-        return ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER);
-    }
-
     private void flushIfNeeded() {
         if (flushNeeded && !reading) {
             flushNeeded = false;
@@ -334,9 +328,6 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        if (readResponder != null) {
-            readResponder.endOfBatch();
-        }
         reading = false;
         flushIfNeeded();
         ctx.fireChannelReadComplete();

@@ -240,10 +240,10 @@ public final class QueuePair {
     /** Posts a receive-queue work request; in ERROR it completes at once in flush error. */
     public void postReceive(ReceiveWorkRequest wr) {
         checkNotDestroyed();
-        if (wr.sgl().length > config.maxSge()) {
-            throw new IllegalArgumentException(wr.sgl().length + " SGEs exceed the QP's max of " + config.maxSge());
+        Sge[] sgl = wr.sglUnsafe();
+        if (sgl.length > config.maxSge()) {
+            throw new IllegalArgumentException(sgl.length + " SGEs exceed the QP's max of " + config.maxSge());
         }
-        Sge[] sgl = wr.sgl();
         ByteBuf[] segments = new ByteBuf[sgl.length];
         TaggedBuffer[] regions = new TaggedBuffer[sgl.length];
         for (int i = 0; i < sgl.length; i++) {

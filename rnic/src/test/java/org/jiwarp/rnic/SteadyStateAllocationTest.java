@@ -65,15 +65,15 @@ class SteadyStateAllocationTest {
     }
 
     /**
-     * 64-octet Reads in chains of 16: the responder answers a run of Read Requests with one promise
-     * for the run (104 octets a Read measured; 148 with a promise per Read Response), the requester's
-     * streamed Read Responses complete without a buffer per response. What remains is the
-     * requester's record per outstanding Read ({@code OutboundReads.Outstanding}) and Netty's own.
+     * 64-octet Reads in chains of 16, both ends: the Read Requests and Responses, the requester's
+     * streamed placement and its record per outstanding Read ({@code OutboundReads.Outstanding}),
+     * the responder's promise per Read Response (148 octets a Read measured). A send slot per Read
+     * (about 90 more) would exceed the bound.
      */
     @Test
     void smallReadsAllocateLittlePerMessage() throws Exception {
         double perMessage = allocatedPerMessage(64, MpaSettings.defaults(), true);
-        assertTrue(perMessage < 125, "heap octets per 64-octet Read: " + perMessage);
+        assertTrue(perMessage < 175, "heap octets per 64-octet Read: " + perMessage);
     }
 
     private static double allocatedPerWrite(int size, MpaSettings mpa) throws Exception {
