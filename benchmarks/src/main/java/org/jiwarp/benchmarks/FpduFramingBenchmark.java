@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.mpa.FpduDeframer;
+import org.jiwarp.mpa.UlpduSink;
 import org.jiwarp.mpa.FpduFramer;
 import org.jiwarp.wire.mpa.Fpdu;
 import org.jiwarp.wire.mpa.FpduWriter;
@@ -35,7 +36,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>{@code frame}: write each ULPDU (a retained duplicate of a pooled direct buffer) through
  * {@link FpduFramer}, flush, take and release the FPDUs. {@code deframe}: pass the same stream,
  * framed beforehand by {@link FpduWriter}, as one buffer through {@link FpduDeframer} and release the
- * ULPDUs. With markers on, a short filler ULPDU makes the stream a multiple of 512 octets, so that
+ * ULPDUs. {@code deframeAndPlace}: the same stream through a deframer in streaming mode ({@link
+ * FpduDeframer#streamTo}), whose sink takes a 14-octet header per ULPDU and copies each payload piece
+ * straight from the input into a 1 MiB direct region, as the RNIC's tagged placement does: the one
+ * pass over the octets that the receive path makes. With markers on, a short filler ULPDU makes the stream a multiple of 512 octets, so that
  * every operation starts at the same marker phase. The {@code ulpduBytes} counter is ULPDU payload
  * per second (GB/s = ulpduBytes / 1e9); the primary score is streams per second. Leak detection is
  * off in the fork, as its sampling would otherwise add noise.
@@ -64,6 +68,8 @@ public class FpduFramingBenchmark {
     private ByteBuf wire;
     private EmbeddedChannel framerChannel;
     private EmbeddedChannel deframerChannel;
+    private EmbeddedChannel streamingChannel;
+    private PlacingSink placing;
 
     /** ULPDU payload octets processed, reported per second. */
     @State(Scope.Thread)
@@ -104,6 +110,47 @@ public class FpduFramingBenchmark {
         framed.release();
         framerChannel = new EmbeddedChannel(new FpduFramer(crc, markers));
         deframerChannel = new EmbeddedChannel(new FpduDeframer(crc, markers));
+        FpduDeframer streaming = new FpduDeframer(crc, markers);
+        placing = new PlacingSink();
+        streaming.streamTo(placing);
+        streamingChannel = new EmbeddedChannel(streaming);
+    }
+
+    /** Takes a tagged DDP header's worth, then copies each payload piece into a 1 MiB region, wrapping. */
+    static final class PlacingSink implements UlpduSink {
+        private static final int REGION = 1 << 20;
+        final ByteBuf region = PooledByteBufAllocator.DEFAULT.directBuffer(REGION, REGION);
+        private int at;
+        int ulpdus;
+
+        @Override
+        public int headerLength(int firstOctet) {
+            return 14;
+        }
+
+        @Override
+        public boolean begin(ByteBuf header, int ulpduLength) {
+            if (at + ulpduLength > REGION) {
+                at = 0;
+            }
+            return true;
+        }
+
+        @Override
+        public void payload(ByteBuf source, int index, int length) {
+            region.setBytes(at, source, index, length);
+            at += length;
+        }
+
+        @Override
+        public void end() {
+            ulpdus++;
+        }
+
+        @Override
+        public void whole(ByteBuf ulpdu) {
+            ulpdus++;
+        }
     }
 
     /** A ULPDU length whose FPDU brings the stream of {@code lengths} to a multiple of 512 octets. */
@@ -124,6 +171,8 @@ public class FpduFramingBenchmark {
     public void tearDown() {
         framerChannel.finishAndReleaseAll();
         deframerChannel.finishAndReleaseAll();
+        streamingChannel.finishAndReleaseAll();
+        placing.region.release();
         for (ByteBuf ulpdu : ulpdus) {
             ulpdu.release();
         }
@@ -153,5 +202,12 @@ public class FpduFramingBenchmark {
         }
         payload.ulpduBytes += streamPayload;
         return received;
+    }
+
+    @Benchmark
+    public int deframeAndPlace(Payload payload) {
+        streamingChannel.writeInbound(wire.retainedDuplicate());
+        payload.ulpduBytes += streamPayload;
+        return placing.ulpdus;
     }
 }

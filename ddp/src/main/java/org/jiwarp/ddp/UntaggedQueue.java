@@ -109,6 +109,10 @@ public final class UntaggedQueue {
     /** Written by the placing thread only. */
     private volatile long expectedMsn;
     private final Placement placement = new Placement();
+    /** The segment between {@link #begin} and {@link #end}: its buffer, octets placed before it, its length. */
+    private ReceiveBuffer current;
+    private long currentPlaced;
+    private int currentLength;
 
     /**
      * @param qn the queue number, for messages
@@ -189,6 +193,19 @@ public final class UntaggedQueue {
      * at {@code index} (no slice needed per segment).
      */
     public Placement place(long msn, long mo, boolean last, ByteBuf source, int index, int length) {
+        begin(msn, mo, length);
+        append(source, index, length);
+        return end(last);
+    }
+
+    /**
+     * Streaming, first step of {@link #place}: checks a segment of {@code length} payload octets and
+     * selects its buffer; nothing is placed yet. {@link #append} then takes the payload in pieces,
+     * and {@link #end} finishes the segment.
+     *
+     * @throws TerminateException with the first failed check
+     */
+    public void begin(long msn, long mo, int length) {
         long h = head;
         long expected = expectedMsn;
         MsnCounter.check(msn, expected, tail - h);
@@ -204,22 +221,41 @@ public final class UntaggedQueue {
             throw new TerminateException(TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG, "QN " + qn + " MSN " + msn + ": "
                     + length + " octets at MO " + mo + " exceed the buffer's " + buffer.capacity());
         }
+        current = buffer;
+        currentPlaced = placed;
+        currentLength = length;
+    }
+
+    /**
+     * Copies the next piece of the segment begun into its buffer.
+     *
+     * @throws ReceiveBuffer.MemoryGoneException when the buffer's memory went; the receive is used up
+     *     (it completes in error, not in a flush later)
+     */
+    public void append(ByteBuf source, int index, int length) {
         try {
-            buffer.append(source, index, length);
+            current.append(source, index, length);
         } catch (ReceiveBuffer.MemoryGoneException e) {
-            // The receive is used up (it completes in error, not in a flush later).
+            long h = head;
             ring[(int) (h % ring.length)] = null;
             head = h + 1;
-            expectedMsn = (expected + 1) & MsnCounter.MSN_MASK;
+            expectedMsn = (expectedMsn + 1) & MsnCounter.MSN_MASK;
             throw e;
         }
-        long total = placed + length;
+    }
+
+    /** The segment begun ends: with L, its message is complete and the next MSN is expected. */
+    public Placement end(boolean last) {
+        ReceiveBuffer buffer = current;
+        long expected = expectedMsn;
+        current = null;
         if (last) {
+            long h = head;
             ring[(int) (h % ring.length)] = null;
             head = h + 1;
             expectedMsn = (expected + 1) & MsnCounter.MSN_MASK;
         }
-        placement.set(buffer, expected, length, total, last);
+        placement.set(buffer, expected, currentLength, currentPlaced + currentLength, last);
         return placement;
     }
 

@@ -18,7 +18,10 @@
  *       {@link org.jiwarp.mpa.MpaEstablishedEvent} with the negotiated
  *       {@link org.jiwarp.mpa.MpaParameters} (MULPDU included, section 5.2). From then on each
  *       {@code ByteBuf} written is one ULPDU, and each one read is a ULPDU the receiver must
- *       release.</li>
+ *       release; or, once the layer above asks ({@link org.jiwarp.mpa.FpduDeframer#streamTo}), the
+ *       deframer streams each ULPDU to its {@link org.jiwarp.mpa.UlpduSink} in one pass over the
+ *       TCP reads: header first, payload pieces straight from the reads, the end once the CRC and
+ *       markers are checked (as Linux siw's receive path).</li>
  *   <li><b>Errors</b> surface as {@link org.jiwarp.mpa.MpaException} carrying the LLP Terminate
  *       error of RFC 5044 section 8 and RFC 6581 section 3, and the connection is closed; a peer's
  *       rejection is an {@link org.jiwarp.mpa.MpaRejectedException}.</li>

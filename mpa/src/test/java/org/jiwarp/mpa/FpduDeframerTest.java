@@ -4,7 +4,6 @@ import static org.jiwarp.mpa.FpduFramerTest.pattern;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -189,7 +188,7 @@ class FpduDeframerTest {
     }
 
     @Test
-    void incompleteFpduConsumesNothing() {
+    void anIncompleteFpduGoesNowhereThoughItsOctetsAreConsumed() {
         byte[] wire = FpduTestSupport.writeWithFpduWriter(true, true, pattern(1000), pattern(3));
         FpduDeframer deframer = new FpduDeframer(true, true);
         EmbeddedChannel channel = new EmbeddedChannel(deframer);
@@ -199,19 +198,19 @@ class FpduDeframerTest {
             assertEquals(1016, first);
             assertEquals(first + 16, wire.length);
             for (int cut = 0; cut < first; cut += 97) {
-                // A fresh prefix each time: the deframer must not have consumed any of it.
+                // A fresh prefix each time: nothing goes up, every octet is taken as it comes (streaming).
                 EmbeddedChannel probe = new EmbeddedChannel(new FpduDeframer(true, true));
                 try {
                     probe.writeInbound(Unpooled.wrappedBuffer(wire, 0, cut));
                     assertNull(probe.readInbound(), "cut at " + cut);
-                    assertEquals(0, ((FpduDeframer) probe.pipeline().first()).streamPosition());
+                    assertEquals(cut, ((FpduDeframer) probe.pipeline().first()).streamPosition());
                 } finally {
                     FpduTestSupport.finish(probe);
                 }
             }
             channel.writeInbound(Unpooled.wrappedBuffer(wire, 0, first - 1));
             assertNull(channel.readInbound());
-            assertEquals(0, deframer.streamPosition());
+            assertEquals(first - 1, deframer.streamPosition());
             channel.writeInbound(Unpooled.wrappedBuffer(wire, first - 1, 1));
             List<byte[]> got = new ArrayList<>();
             FpduTestSupport.drainInbound(channel, got);
@@ -245,24 +244,37 @@ class FpduDeframerTest {
         }
     }
 
-    /** A ULPDU with markers inside comes up as a composite of views of the input around them. */
+    /**
+     * Up the pipeline, a ULPDU with markers inside comes up gathered into one buffer without them
+     * (no composite); a streaming sink gets it in the pieces between the markers.
+     */
     @Test
-    void ulpduAroundMarkersIsACompositeOfSlices() {
+    void ulpduAroundMarkersIsGatheredWithoutThem() {
         byte[] wire = FpduTestSupport.writeWithFpduWriter(true, true, pattern(3000));
         EmbeddedChannel channel = new EmbeddedChannel(new FpduDeframer(true, true));
-        CompositeByteBuf ulpdu = null;
+        ByteBuf ulpdu = null;
         try {
             channel.writeInbound(Unpooled.wrappedBuffer(wire));
-            ulpdu = assertInstanceOf(CompositeByteBuf.class, channel.readInbound());
+            ulpdu = channel.readInbound();
+            assertFalse(ulpdu instanceof CompositeByteBuf, "one buffer, not a composite");
+            assertEquals(1, ulpdu.nioBufferCount());
             assertArrayEquals(pattern(3000), FpduTestSupport.bytes(ulpdu));
-            // Octets 6..3026 of the stream, cut by the markers at 512, 1024, ..., 2560: 6 pieces.
-            assertEquals(6, ulpdu.numComponents());
-            int offset = 6;
-            for (int i = 0; i < ulpdu.numComponents(); i++) {
-                ByteBuf piece = ulpdu.internalComponent(i);
-                assertSame(wire, piece.array(), "piece " + i + " is a view of the input");
-                assertEquals(offset, piece.arrayOffset() + piece.readerIndex(), "piece " + i);
-                offset += piece.readableBytes() + Markers.LENGTH;
+
+            // Octets 6..3026 of the stream, cut by the markers at 512, 1024, ..., 2560: a header of
+            // up to 32 octets, then the payload in the pieces between the markers.
+            FpduDeframer streaming = new FpduDeframer(true, true);
+            RecordingSink sink = new RecordingSink();
+            streaming.streamTo(sink);
+            EmbeddedChannel streamed = new EmbeddedChannel(streaming);
+            try {
+                streamed.writeInbound(Unpooled.wrappedBuffer(wire));
+                assertNull(streamed.readInbound());
+                assertEquals(1, sink.ulpdus.size());
+                assertArrayEquals(pattern(3000), sink.ulpdus.get(0));
+                assertEquals(1, sink.streamed, "the pattern's first octet asks for streaming");
+                assertEquals(6, sink.pieces, "one piece per gap between markers");
+            } finally {
+                FpduTestSupport.finish(streamed);
             }
         } finally {
             release(ulpdu);

@@ -3,9 +3,9 @@ package org.jiwarp.mpa;
 import static org.jiwarp.mpa.FpduDeframerTest.assertUlpdus;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.jiwarp.testing.Property;
@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
  * {@link EmbeddedChannel}'s outbound side, checks the octets against the copying FpduWriter, and
  * deframes them in random splits; one case in 8 also deframes them one octet at a time (those cases
  * use short sequences, so that the paranoid leak detector's per-access tracing keeps the class well
- * under a minute). A quarter of the cases run the deframer on Netty's composite cumulator instead of
- * the default merging one. The cases run on a thread of their own (see
+ * under a minute). Half the cases deframe in streaming mode, into a {@link RecordingSink} (header
+ * first, payload pieces straight from each chunk, the end once CRC and markers are checked), the
+ * others up the pipeline. The cases run on a thread of their own (see
  * {@link org.jiwarp.testing.Property#onShallowStack}).
  */
 class FpduSplitAnywhereTest {
@@ -80,12 +81,17 @@ class FpduSplitAnywhereTest {
     private static void assertDeframes(SplittableRandom random, boolean crc, boolean markers, byte[][] ulpdus,
             byte[] wire, int[] chunks) {
         FpduDeframer deframer = new FpduDeframer(crc, markers);
-        if (random.nextInt(4) == 0) {
-            deframer.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+        RecordingSink sink = random.nextBoolean() ? new RecordingSink() : null;
+        if (sink != null) {
+            deframer.streamTo(sink);
         }
         EmbeddedChannel in = new EmbeddedChannel(deframer);
         try {
             List<byte[]> got = FpduTestSupport.deframe(in, wire, chunks);
+            if (sink != null) {
+                assertTrue(got.isEmpty(), "a streaming deframer passes nothing up the pipeline");
+                got = sink.ulpdus;
+            }
             assertUlpdus(ulpdus, got);
             assertEquals(wire.length, deframer.streamPosition());
         } finally {

@@ -48,6 +48,14 @@ public final class RdmapReceiver {
     private final RdmapListener listener;
     /** RFC 7306 section 5.4: Atomic Responses on queue 3, one 12-octet segment each, in MSN order. */
     private final SingleSegmentQueue atomicResponses = new SingleSegmentQueue(1, AtomicResponseHeader.LENGTH);
+    /** The tagged segment being streamed: its target, where its next piece goes, and the Read it completes. */
+    private TaggedBuffer streamSink;
+    private long streamOffset;
+    private OutboundReads.Outstanding streamCompletes;
+    /** The Send being streamed into a posted receive, or {@code null}: its opcode, L flag and Invalidate STag. */
+    private RdmapOpcode streamSend;
+    private boolean streamLast;
+    private int streamInvalidate;
 
     public RdmapReceiver(StagTable stags, int pd, UntaggedQueue receives, OutboundReads outboundReads,
             ReadResponder readResponder, RdmapListener listener) {
@@ -68,17 +76,7 @@ public final class RdmapReceiver {
         int at = ulpdu.readerIndex();
         int header = DdpHeaderChecks.checkHeader(ulpdu);
         boolean tagged = DdpHeaders.tagged(ulpdu, at);
-        // RFC 5040 section 7.2: RDMAP version 1 only.
-        if (RdmapHeaders.version(ulpdu, at) != RdmapHeaders.RDMAP_VERSION) {
-            throw new TerminateException(TerminateError.RDMAP_INVALID_VERSION, "RDMAP version "
-                    + RdmapHeaders.version(ulpdu, at));
-        }
-        RdmapOpcode opcode = RdmapHeaders.opcode(ulpdu, at);
-        // RFC 5040 section 7.2: reserved and unsupported opcodes, or one on the wrong buffer model.
-        if (opcode == null || opcode.tagged() != tagged) {
-            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "opcode "
-                    + RdmapHeaders.opcodeCode(ulpdu, at) + (tagged ? " tagged" : " untagged"));
-        }
+        RdmapOpcode opcode = checkRdmapHeader(ulpdu, at, tagged);
         int payload = at + header;
         int length = ulpdu.readableBytes() - header;
         boolean last = DdpHeaders.last(ulpdu, at);
@@ -116,6 +114,120 @@ public final class RdmapReceiver {
         }
     }
 
+    /** RFC 5040 section 7.2: RDMAP version 1, and an opcode RDMAP knows on its buffer model. */
+    private static RdmapOpcode checkRdmapHeader(ByteBuf ulpdu, int at, boolean tagged) {
+        if (RdmapHeaders.version(ulpdu, at) != RdmapHeaders.RDMAP_VERSION) {
+            throw new TerminateException(TerminateError.RDMAP_INVALID_VERSION, "RDMAP version "
+                    + RdmapHeaders.version(ulpdu, at));
+        }
+        RdmapOpcode opcode = RdmapHeaders.opcode(ulpdu, at);
+        // Reserved and unsupported opcodes, or one on the wrong buffer model.
+        if (opcode == null || opcode.tagged() != tagged) {
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "opcode "
+                    + RdmapHeaders.opcodeCode(ulpdu, at) + (tagged ? " tagged" : " untagged"));
+        }
+        return opcode;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Streaming: header first, payload in pieces, completion once MPA has checked the FPDU
+
+    /** The header octets needed before a segment can be checked: its DDP header, by the T bit. */
+    public static int headerLength(int firstOctet) {
+        return (firstOctet & 0x80) != 0 ? DdpHeaders.TAGGED_HEADER_LENGTH : DdpHeaders.UNTAGGED_HEADER_LENGTH;
+    }
+
+    /**
+     * A segment's header has arrived ahead of its payload (MPA has not checked its CRC yet). A tagged
+     * segment (RDMA Write, Read Response) or a Send is checked here as {@link #receive} checks it, and
+     * its payload then goes straight into the validated target or posted receive by {@link #payload};
+     * its completion waits for {@link #end}. Every other segment (Read Request, Terminate, RFC 7306's)
+     * is taken whole ({@link #receive}).
+     *
+     * @return {@code true} when the payload is to come in pieces
+     * @throws TerminateException on the first failed check; nothing is placed then
+     */
+    public boolean begin(ByteBuf header, int segmentLength) {
+        int at = header.readerIndex();
+        if (!DdpHeaders.tagged(header, at)) {
+            return beginUntagged(header, at, segmentLength);
+        }
+        int headerLength = DdpHeaderChecks.checkHeader(header);
+        RdmapOpcode opcode = checkRdmapHeader(header, at, true);
+        int stag = DdpHeaders.stag(header, at);
+        long taggedOffset = DdpHeaders.taggedOffset(header, at);
+        int length = segmentLength - headerLength;
+        if (opcode == RdmapOpcode.RDMA_WRITE) {
+            streamSink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.REMOTE_WRITE);
+            streamCompletes = null;
+        } else {
+            // RFC 5040 section 4.5: the Read Response continues the oldest outstanding Read.
+            streamCompletes = outboundReads.response(stag, taggedOffset, length, DdpHeaders.last(header, at));
+            streamSink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.LOCAL_WRITE);
+        }
+        streamOffset = taggedOffset;
+        return true;
+    }
+
+    /**
+     * The next {@code length} octets of the segment begun, placed at once (RFC 5041 section 5: into
+     * a buffer its header validated).
+     *
+     * @throws TerminateException when the target was invalidated since its check
+     */
+    public void payload(ByteBuf source, int index, int length) {
+        if (streamSend != null) {
+            try {
+                receives.append(source, index, length);
+            } catch (ReceiveBuffer.MemoryGoneException e) {
+                // The receive's memory was deregistered under it: it completes in error, then the Terminate goes out.
+                listener.receiveFailed(e.buffer(), e.buffer().bytesPlaced(), streamSend.solicitedEvent(), e.error());
+                streamSend = null;
+                throw e;
+            }
+            return;
+        }
+        TaggedPlacement.place(streamSink, streamOffset, source, index, length);
+        streamOffset += length;
+    }
+
+    /**
+     * The segment begun passed MPA's checks: a Read whose last response it was completes, a Send
+     * whose last segment it was completes its receive.
+     *
+     * @throws TerminateException when a Send with Invalidate names an STag that cannot be invalidated
+     */
+    public void end() {
+        RdmapOpcode send = streamSend;
+        if (send != null) {
+            streamSend = null;
+            sendPlaced(receives.end(streamLast), send, streamInvalidate);
+            return;
+        }
+        OutboundReads.Outstanding completed = streamCompletes;
+        streamSink = null;
+        streamCompletes = null;
+        if (completed != null) {
+            listener.readCompleted(completed.context());
+        }
+    }
+
+    /** An untagged segment's header: a Send streams into its posted receive; the others go whole. */
+    private boolean beginUntagged(ByteBuf header, int at, int segmentLength) {
+        int headerLength = DdpHeaderChecks.checkHeader(header);
+        RdmapOpcode opcode = checkRdmapHeader(header, at, false);
+        long qn = DdpHeaders.qn(header, at);
+        DdpHeaderChecks.checkQn(qn, DdpHeaders.QN_ATOMIC_RESPONSE + 1);
+        if (qn != opcode.queueNumber() || qn != DdpHeaders.QN_SEND || opcode.immediateData()) {
+            return false; // receive() checks and handles it whole
+        }
+        receives.begin(DdpHeaders.msn(header, at), DdpHeaders.mo(header, at), segmentLength - headerLength);
+        streamSend = opcode;
+        streamLast = DdpHeaders.last(header, at);
+        streamInvalidate = opcode.invalidates() ? RdmapHeaders.invalidateStag(header, at) : 0;
+        return true;
+    }
+
     /** RFC 5040 section 5.3 (RDMA Write): placed straight into the advertised buffer. */
     private void onWrite(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length) {
         TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.REMOTE_WRITE);
@@ -143,12 +255,17 @@ public final class RdmapReceiver {
             listener.receiveFailed(e.buffer(), e.buffer().bytesPlaced(), opcode.solicitedEvent(), e.error());
             throw e;
         }
+        sendPlaced(placement, opcode, opcode.invalidates() ? RdmapHeaders.invalidateStag(ulpdu, at) : 0);
+    }
+
+    /** A Send segment is placed: the last one completes its receive, invalidating first if it asks to. */
+    private void sendPlaced(UntaggedQueue.Placement placement, RdmapOpcode opcode, int invalidateStag) {
         if (!placement.completed()) {
             return;
         }
         int invalidated = 0;
         if (opcode.invalidates()) {
-            invalidated = RdmapHeaders.invalidateStag(ulpdu, at);
+            invalidated = invalidateStag;
             try {
                 TaggedAccess.invalidate(stags, invalidated, pd);
             } catch (TerminateException e) {

@@ -139,7 +139,12 @@ public final class RdmapTransmitter implements Consumer<Object> {
      * @param offending the ULPDU that caused the error (not released), or {@code null}
      */
     public ChannelFuture terminate(TerminateError error, ByteBuf offending) {
-        return out.writeLast(TerminateMessages.build(out.alloc(), error, terminateMsn++, offending));
+        return terminate(error, offending, offending == null ? 0 : offending.readableBytes());
+    }
+
+    /** As {@link #terminate(TerminateError, ByteBuf)} for a streamed segment: {@code offending} holds its header. */
+    public ChannelFuture terminate(TerminateError error, ByteBuf offending, int segmentLength) {
+        return out.writeLast(TerminateMessages.build(out.alloc(), error, terminateMsn++, offending, segmentLength));
     }
 
     /** One segment from the segmenter: the one before it is not the message's last. */

@@ -29,6 +29,15 @@ public final class TerminateMessages {
      * @param offending the ULPDU that caused the error (not released), or {@code null}
      */
     public static ByteBuf build(ByteBufAllocator alloc, TerminateError error, long msn, ByteBuf offending) {
+        return build(alloc, error, msn, offending, offending == null ? 0 : offending.readableBytes());
+    }
+
+    /**
+     * As {@link #build(ByteBufAllocator, TerminateError, long, ByteBuf)} for a segment of which only
+     * the header has been read (a streamed one): {@code segmentLength} is the whole segment's length.
+     */
+    public static ByteBuf build(ByteBufAllocator alloc, TerminateError error, long msn, ByteBuf offending,
+            int segmentLength) {
         ByteBuf out = alloc.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + TerminateHeader.length(
                 TerminateHeader.HDRCT_D | TerminateHeader.HDRCT_R, DdpHeaders.UNTAGGED_HEADER_LENGTH));
         // RFC 5040 section 4.8: Terminate is untagged on queue 2, with L set and MO 0.
@@ -36,13 +45,13 @@ public final class TerminateMessages {
                 DdpHeaders.QN_TERMINATE, msn, 0);
         ByteBuf ddpHeader = null;
         ByteBuf readRequest = null;
-        int segmentLength = -1;
+        int carriedLength = -1;
         if (offending != null && error.layer() != TerminateLayer.LLP && offending.readableBytes() >= 2) {
             int at = offending.readerIndex();
             int headerLength = DdpHeaders.headerLength(offending, at);
             if (offending.readableBytes() >= headerLength) {
                 ddpHeader = offending.slice(at, headerLength);
-                segmentLength = offending.readableBytes();
+                carriedLength = segmentLength;
                 boolean readRequestRefused = error.layer() == TerminateLayer.RDMAP && !DdpHeaders.tagged(offending, at)
                         && RdmapHeaders.opcode(offending, at) == RdmapOpcode.RDMA_READ_REQUEST
                         && offending.readableBytes() >= headerLength + ReadRequestHeader.LENGTH;
@@ -51,7 +60,7 @@ public final class TerminateMessages {
                 }
             }
         }
-        TerminateHeader.write(out, error, segmentLength, ddpHeader, readRequest);
+        TerminateHeader.write(out, error, carriedLength, ddpHeader, readRequest);
         return out;
     }
 

@@ -9,7 +9,10 @@
  *       {@link org.jiwarp.rdmap.OutboundReads} (sections 4.5, 5.2), the Send family with Solicited
  *       Event and Invalidate (sections 4.1, 5.3), Read Request to
  *       {@link org.jiwarp.rdmap.ReadResponder} (sections 4.4, 5.2, bounded by the IRD), Terminate
- *       (sections 4.8, 5.6). What completes goes up through {@link org.jiwarp.rdmap.RdmapListener}.</li>
+ *       (sections 4.8, 5.6). What completes goes up through {@link org.jiwarp.rdmap.RdmapListener}.
+ *       Streamed, a tagged segment or a Send is checked from its header alone
+ *       ({@link org.jiwarp.rdmap.RdmapReceiver#begin}), its payload placed piece by piece as MPA
+ *       passes it on, and its completion reported once MPA has checked the FPDU.</li>
  *   <li><b>Transmit</b>: {@link org.jiwarp.rdmap.RdmapTransmitter} builds Send, Write, Read Request,
  *       Read Response and Terminate messages onto DDP's segmenter and a
  *       {@link org.jiwarp.rdmap.SegmentOutput}, with the MSNs of queues 0, 1 and 2 (section 5.1).</li>

@@ -1,6 +1,8 @@
 package org.jiwarp.rnic;
 
+import io.netty.util.internal.PlatformDependent;
 import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -20,8 +22,14 @@ import java.util.function.Consumer;
  *   <li>{@link #requestNotification(boolean)} with {@link #onNotification(Consumer)}: one call-back
  *       for the next completion, or the next solicited one ({@code ibv_req_notify_cq});</li>
  *   <li>{@link #onCompletion(Consumer)}: callback style, every completion handed to a listener on
- *       the event loop instead of being queued.</li>
+ *       the event loop instead of being queued; {@link #onCompletionLent(Consumer)} the same with
+ *       the entry lent for the call only.</li>
  * </ul>
+ *
+ * <p>Entries are recycled where the caller never holds them: {@link #poll(WorkCompletion[])} copies
+ * into the caller's array and gives the queue's entry back, and so does a lent call-back once it
+ * returns. In steady state with either, a completion allocates nothing. {@link #take} and
+ * {@link #onCompletion(Consumer)} hand the entry over for good.
  *
  * <p>A completion beyond the depth is an overrun, an error as on a real CQ, never a silent drop: the
  * CQ goes into error (completions already queued can still be taken; then {@link #poll} and
@@ -37,6 +45,10 @@ public final class CompletionQueue {
     private volatile boolean solicitedOnly;
     private volatile Consumer<CompletionQueue> notificationListener;
     private volatile Consumer<WorkCompletion> completionListener;
+    /** Whether {@link #completionListener} only borrows each entry (its entries go back to {@link #free}). */
+    private volatile boolean completionLent;
+    /** Entries given back, taken by {@link #entry()}: many event loops add, many threads give back. */
+    private final Queue<WorkCompletion> free;
     private final AtomicLong overruns = new AtomicLong();
     private final AtomicBoolean error = new AtomicBoolean();
     private final AtomicInteger users = new AtomicInteger();
@@ -52,6 +64,13 @@ public final class CompletionQueue {
         }
         this.depth = depth;
         this.queue = new ArrayBlockingQueue<>(depth);
+        this.free = PlatformDependent.newFixedMpmcQueue(Math.max(depth, 2));
+    }
+
+    /** An entry to fill and {@link #add}: one given back, or a new one. */
+    WorkCompletion entry() {
+        WorkCompletion wc = free.poll();
+        return wc != null ? wc : new WorkCompletion();
     }
 
     public int depth() {
@@ -72,6 +91,7 @@ public final class CompletionQueue {
                 break;
             }
             out[n++].copyFrom(wc);
+            free.offer(wc);
         }
         if (n == 0 && error.get()) {
             throw overran();
@@ -123,6 +143,18 @@ public final class CompletionQueue {
 
     /** Hands every completion to {@code listener} instead of queueing it; {@code null} to queue again. */
     public void onCompletion(Consumer<WorkCompletion> listener) {
+        this.completionLent = false;
+        this.completionListener = listener;
+    }
+
+    /**
+     * As {@link #onCompletion(Consumer)}, but each entry is lent for the call only ({@code
+     * ibv_poll_cq}'s contract): the queue reuses it once the listener returns, so a listener that
+     * keeps a completion copies it ({@link WorkCompletion#copyFrom}). Nothing is allocated per
+     * completion then.
+     */
+    public void onCompletionLent(Consumer<WorkCompletion> listener) {
+        this.completionLent = true;
         this.completionListener = listener;
     }
 
@@ -169,7 +201,11 @@ public final class CompletionQueue {
     void add(WorkCompletion wc) {
         Consumer<WorkCompletion> listener = completionListener;
         if (listener != null) {
+            boolean lent = completionLent;
             listener.accept(wc);
+            if (lent) {
+                free.offer(wc);
+            }
         } else if (error.get() || !queue.offer(wc)) {
             overruns.incrementAndGet();
             if (error.compareAndSet(false, true)) {

@@ -18,6 +18,7 @@ import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
+import org.jiwarp.mpa.FpduDeframer;
 import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaParameters;
@@ -72,12 +73,15 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private volatile TerminateError terminateSent;
     /**
      * Work posted from other threads, taken by the event loop in one batch per ring, as an RNIC's
-     * doorbell: no task object per post, and a burst of posts goes to TCP with one flush.
+     * doorbell: no task object per post, and a burst of posts goes to TCP with one flush. Bounded by
+     * the send queue's depth (a slot in it is admitted), so it never grows and never allocates.
      */
-    private final Queue<SendQueue.SendSlot> doorbell = PlatformDependent.newMpscQueue();
+    private final Queue<SendQueue.SendSlot> doorbell;
     private final AtomicBoolean rung = new AtomicBoolean();
     private final Runnable answerDoorbell = this::answerDoorbell;
     private FailedReceive failedReceive;
+    /** Whether the deframer was asked to stream to this connection's RDMAP layer. */
+    private boolean streaming;
 
     QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
             StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
@@ -91,6 +95,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         this.events = events;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
+        this.doorbell = PlatformDependent.newFixedMpscQueue(Math.max(config.sendDepth(), 2));
     }
 
     CompletableFuture<QpConnection> established() {
@@ -172,29 +177,46 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     /** On the event loop: posts {@code slot} after anything rung in before it. */
     void post(SendQueue.SendSlot slot) {
         takeDoorbell();
-        sendQueue.post(slot);
-        flushIfNeeded();
-    }
-
-    void post(SendQueue.SendSlot[] slots, int count) {
-        takeDoorbell();
-        sendQueue.post(slots, count);
+        sendQueue.enqueue(slot);
+        sendQueue.issueWaiting();
         flushIfNeeded();
     }
 
     /** From any thread: queues {@code slot} for the event loop and wakes it unless a wake-up is pending. */
     void ring(SendQueue.SendSlot slot) {
-        doorbell.add(slot);
+        queue(slot);
+        wake();
+    }
+
+    /**
+     * From any thread: queues {@code slot} for the event loop without waking it (a chain's posts, then
+     * one {@link #wake()}, or {@link #answerDoorbell()} on the event loop).
+     */
+    void queue(SendQueue.SendSlot slot) {
+        if (!doorbell.offer(slot)) {
+            // Cannot happen while admission bounds the slots (see doorbell); never lose a post if it does.
+            ctx.executor().execute(() -> post(slot));
+        }
+    }
+
+    /** Wakes the event loop for the doorbell unless a wake-up is pending. */
+    void wake() {
         if (!rung.get() && rung.compareAndSet(false, true)) {
             ctx.executor().execute(answerDoorbell);
         }
     }
 
+    /** On the event loop: posts what the doorbell holds and flushes. */
+    void answerDoorbellNow() {
+        takeDoorbell();
+        sendQueue.issueWaiting();
+        flushIfNeeded();
+    }
+
     private void answerDoorbell() {
         // Cleared first: a slot added after this point rings again (at worst an empty answer).
         rung.set(false);
-        takeDoorbell();
-        flushIfNeeded();
+        answerDoorbellNow();
     }
 
     private void takeDoorbell() {
@@ -202,7 +224,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             if (slot.prepared != null) {
                 slot.reset(); // a prepared slot is reset where all its uses happen, here
             }
-            sendQueue.post(slot);
+            sendQueue.enqueue(slot);
         }
     }
 
@@ -262,17 +284,46 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             return;
         }
         ByteBuf ulpdu = (ByteBuf) msg;
+        try {
+            receiveWhole(ulpdu);
+        } finally {
+            ulpdu.release();
+        }
+        if (!streaming) {
+            // Setup's handlers (the first-FPDU gate, RTR) have let a ULPDU through: from the next FPDU
+            // on, the deframer streams to the RDMAP layer, header first and payload straight from the reads.
+            streaming = true;
+            FpduDeframer deframer = ctx.pipeline().get(FpduDeframer.class);
+            if (deframer != null) {
+                deframer.streamTo(new UlpduStream(this, receiver));
+            }
+        }
+    }
+
+    /** One ULPDU, whole (not released here). */
+    void receiveWhole(ByteBuf ulpdu) {
         reading = true;
         try {
             if (state.running()) {
                 receiver.receive(ulpdu);
             }
         } catch (TerminateException e) {
-            terminate(e.error(), ulpdu);
+            terminate(e.error(), ulpdu, ulpdu.readableBytes());
         } finally {
             reportFailedReceive();
-            ulpdu.release();
         }
+    }
+
+    /** A streamed segment's header arrived: inside a read batch now; {@code false} once receiving has stopped. */
+    boolean streamedSegment() {
+        reading = true;
+        return state.running();
+    }
+
+    /** A streamed segment of {@code length} octets, of which {@code header} holds the header, failed a check. */
+    void streamedSegmentFailed(TerminateException e, ByteBuf header, int length) {
+        terminate(e.error(), header, length);
+        reportFailedReceive();
     }
 
     @Override
@@ -348,7 +399,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     // Terminate and the way down
 
     /** A local error: one Terminate (RFC 5040 section 5.6), then the connection closes. */
-    private void terminate(TerminateError error, ByteBuf offending) {
+    private void terminate(TerminateError error, ByteBuf offending, int offendingLength) {
         if (!state.apply(QpEvent.TERMINATE_SENT).accepted()) {
             return;
         }
@@ -361,7 +412,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             // The Read or atomic whose response failed completes in error itself; the rest is flushed on close.
             sendQueue.readFailed(error);
         }
-        transmitter.terminate(error, offending).addListener((ChannelFutureListener) future -> {
+        transmitter.terminate(error, offending, offendingLength).addListener((ChannelFutureListener) future -> {
             if (future.isSuccess()) {
                 terminateSent = error;
             }
@@ -414,7 +465,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof MpaException && ((MpaException) cause).error() != null && parameters != null) {
             // An FPDU failed its CRC or marker check: report it at the LLP layer, carrying nothing.
-            terminate(((MpaException) cause).error(), null);
+            terminate(((MpaException) cause).error(), null, 0);
         } else if (!established.isDone()) {
             established.completeExceptionally(cause);
         }

@@ -157,27 +157,32 @@ public final class QueuePair {
      * exception names the refused one's index.
      */
     public void postSend(SendWorkRequest[] chain, int count) {
-        SendQueue.SendSlot[] slots = new SendQueue.SendSlot[count];
+        // The chain's slots go through the connection's doorbell and are issued together: one flush,
+        // nothing allocated per chain.
+        QpConnection c = connection;
+        boolean unconnected = c == null || down.isDone();
         int admitted = 0;
         RuntimeException refused = null;
         for (; admitted < count; admitted++) {
+            SendQueue.SendSlot slot;
             try {
-                slots[admitted] = admit(chain[admitted]);
+                slot = admit(chain[admitted]);
             } catch (RuntimeException e) {
                 refused = e;
                 break;
             }
-        }
-        QpConnection c = connection;
-        int n = admitted;
-        if (c == null || down.isDone()) {
-            for (int i = 0; i < n; i++) {
-                flushUnconnected(slots[i]);
+            if (unconnected) {
+                flushUnconnected(slot);
+            } else {
+                c.queue(slot);
             }
-        } else if (c.inEventLoop()) {
-            c.post(slots, n);
-        } else {
-            c.execute(() -> c.post(slots, n));
+        }
+        if (!unconnected && admitted > 0) {
+            if (c.inEventLoop()) {
+                c.answerDoorbellNow();
+            } else {
+                c.wake();
+            }
         }
         if (refused != null) {
             throw new IllegalStateException("work request " + admitted + " of the chain refused: "
@@ -194,7 +199,7 @@ public final class QueuePair {
             throw new IllegalArgumentException(wr.sglUnsafe().length + " SGEs exceed the QP's max of " + config.maxSge());
         }
         completions.admitSend();
-        return new SendQueue.SendSlot(wr);
+        return completions.slot(wr);
     }
 
     /**
@@ -235,10 +240,10 @@ public final class QueuePair {
     /** Posts a receive-queue work request; in ERROR it completes at once in flush error. */
     public void postReceive(ReceiveWorkRequest wr) {
         checkNotDestroyed();
-        if (wr.sgl().length > config.maxSge()) {
-            throw new IllegalArgumentException(wr.sgl().length + " SGEs exceed the QP's max of " + config.maxSge());
+        Sge[] sgl = wr.sglUnsafe();
+        if (sgl.length > config.maxSge()) {
+            throw new IllegalArgumentException(sgl.length + " SGEs exceed the QP's max of " + config.maxSge());
         }
-        Sge[] sgl = wr.sgl();
         ByteBuf[] segments = new ByteBuf[sgl.length];
         TaggedBuffer[] regions = new TaggedBuffer[sgl.length];
         for (int i = 0; i < sgl.length; i++) {

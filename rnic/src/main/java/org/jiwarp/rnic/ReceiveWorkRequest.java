@@ -11,4 +11,9 @@ public record ReceiveWorkRequest(long id, Sge... sgl) {
     public Sge[] sgl() {
         return sgl.clone();
     }
+
+    /** The list itself, for the queue pair's own reading (immutable once the request is built): no copy per post. */
+    Sge[] sglUnsafe() {
+        return sgl;
+    }
 }

@@ -19,31 +19,38 @@ import org.jiwarp.wire.rdmap.TerminateLayer;
  * Send posted after a Read completes after it.
  *
  * <p>A signaled Write or Send completes once its last segment has reached TCP; unsignaled ones
- * retire silently with the next completion after them, or with the end of their batch (one
- * listener per batch, not per message). Everything here runs on the connection's event loop.
+ * retire silently with the next completion after them, or with the end of their batch. Only the
+ * last Write or Send of a run issued together waits for its channel promise: the stream is in order,
+ * so that promise says the run before it has reached TCP too (one promise per batch, not per
+ * message; this queue is the one listener, and the promises complete in the order written).
+ * Everything here runs on the connection's event loop.
  */
-final class SendQueue {
+final class SendQueue implements ChannelFutureListener {
 
-    /** A posted send work request and its progress. */
-    static final class SendSlot implements ChannelFutureListener {
-        final long id;
-        final SendWorkRequest.Opcode opcode;
-        final Sge[] sgl;
-        final long remoteAddress;
-        final int rkey;
-        final int invalidateStag;
-        final boolean signaled;
-        final boolean fence;
-        final boolean solicited;
-        final long length;
+    /**
+     * A posted send work request and its progress. A queue pair's slots are recycled (see {@link
+     * Completions#slot}): nothing holds one once its completion is reported.
+     */
+    static final class SendSlot {
+        long id;
+        SendWorkRequest.Opcode opcode;
+        Sge[] sgl;
+        long remoteAddress;
+        int rkey;
+        int invalidateStag;
+        boolean signaled;
+        boolean fence;
+        boolean solicited;
+        long length;
         /** RFC 7306: Immediate Data's 8 octets or an atomic's operands; {@code null} for the other opcodes. */
-        final Operands operands;
+        Operands operands;
         /** The value an atomic found (reported in its completion). */
         long original;
         boolean done;
         WcStatus status = WcStatus.SUCCESS;
         TerminateError error;
-        SendQueue queue;
+        /** The issue number of a Write, Send or Immediate Data that went to TCP, else 0. */
+        long issued;
         /** The prepared request this slot belongs to, told when the slot leaves the queue; or {@code null}. */
         final PreparedSend prepared;
 
@@ -53,6 +60,11 @@ final class SendQueue {
 
         SendSlot(SendWorkRequest wr, PreparedSend prepared) {
             this.prepared = prepared;
+            fill(wr);
+        }
+
+        /** Takes the request's fields: a fresh post of this slot. */
+        SendSlot fill(SendWorkRequest wr) {
             this.id = wr.id();
             this.opcode = wr.opcode();
             this.sgl = wr.sglUnsafe(); // immutable once the request is built
@@ -63,10 +75,12 @@ final class SendQueue {
             this.fence = wr.isFence();
             this.solicited = wr.isSolicited();
             this.length = wr.length();
-            // Only RFC 7306 work carries operands: the other slots stay small (one is made per post).
+            // Only RFC 7306 work carries operands: the other slots stay small.
             this.operands = wr.immediateData() == 0 && wr.data() == 0 && wr.dataMask() == 0 && wr.compareData() == 0
                     && wr.compareMask() == 0 ? null : new Operands(wr.immediateData(), wr.data(), wr.dataMask(),
                     wr.compareData(), wr.compareMask());
+            reset();
+            return this;
         }
 
         /** The RFC 7306 operands, zeros when the request has none. */
@@ -79,21 +93,18 @@ final class SendQueue {
             static final Operands NONE = new Operands(0, 0, 0, 0, 0);
         }
 
-        /** How many times a prepared request's slot was posted: a late listener of an earlier post is ignored. */
-        int generation;
-
-        /** Ready to be posted again (a prepared request's slot). */
+        /** Ready to be posted again. */
         void reset() {
-            generation++;
             done = false;
             status = WcStatus.SUCCESS;
             error = null;
             original = 0;
+            issued = 0;
         }
 
-        @Override
-        public void operationComplete(ChannelFuture future) {
-            queue.written(this, future.isSuccess());
+        /** A Write, Send or Immediate Data: complete once its octets have reached TCP. */
+        boolean completesWhenWritten() {
+            return !opcode.awaitsResponse();
         }
     }
 
@@ -109,6 +120,14 @@ final class SendQueue {
     private int atomicRequestId;
     private final ArrayDeque<SendSlot> posted = new ArrayDeque<>();
     private final ArrayDeque<SendSlot> waiting = new ArrayDeque<>();
+    /** Issue number of the last Write, Send or Immediate Data issued. */
+    private long issued;
+    /** Issue numbers whose promise is pending, oldest first (a ring; promises complete in write order). */
+    private long[] awaited = new long[16];
+    private int awaitedHead;
+    private int awaitedCount;
+    /** The highest issue number a pending or completed promise covers. */
+    private long covered;
 
     SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
             Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306) {
@@ -121,21 +140,13 @@ final class SendQueue {
         this.rfc7306 = rfc7306;
     }
 
-    /** Posts {@code count} slots in order; the caller flushes. */
-    void post(SendSlot[] slots, int count) {
-        for (int i = 0; i < count; i++) {
-            enqueue(slots[i]);
-        }
-        issueWaiting();
-    }
-
     void post(SendSlot slot) {
         enqueue(slot);
         issueWaiting();
     }
 
-    private void enqueue(SendSlot slot) {
-        slot.queue = this;
+    /** Queues a slot behind the ones posted before it; {@link #issueWaiting} then issues them. */
+    void enqueue(SendSlot slot) {
         posted.addLast(slot);
         if (state.state() != QpState.RTS) {
             // Posted in any other state: flushed at once (in posting order behind what is still out).
@@ -149,7 +160,6 @@ final class SendQueue {
 
     /** Issues waiting work as far as fences and the ORD allow. */
     void issueWaiting() {
-        SendSlot unsignaled = null;
         while (!waiting.isEmpty() && state.state() == QpState.RTS) {
             SendSlot slot = waiting.peekFirst();
             // RFC 5040 section 5.5: a fenced operation waits for every earlier RDMA Read to complete.
@@ -161,40 +171,26 @@ final class SendQueue {
                 break;
             }
             waiting.pollFirst();
-            issue(slot);
-            if (!slot.opcode.awaitsResponse() && !slot.done) {
-                // The batch's last Write or Send that went out (a Read after it may fail, so it cannot
-                // retire it; one that failed its local checks went nowhere and retires nothing).
-                unsignaled = slot.signaled ? null : slot;
-            }
+            // The run's last Write or Send (nothing after it issues with it) waits for its promise.
+            SendSlot next = waiting.peekFirst();
+            issue(slot, next == null || !next.completesWhenWritten() || next.fence);
         }
-        if (unsignaled != null) {
-            // The batch's last Write or Send is unsignaled: one empty write below the framer (nothing
-            // goes on the wire) tells when it and those before it have reached TCP, and retires them.
-            ChannelFuture reached = ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER);
-            if (unsignaled.prepared == null) {
-                reached.addListener(unsignaled);
-            } else {
-                // A prepared slot may retire earlier (with a later completion) and be posted again
-                // before this fires: the listener must know which post it belongs to.
-                SendSlot slot = unsignaled;
-                int generation = slot.generation;
-                reached.addListener(future -> {
-                    if (slot.generation == generation) {
-                        written(slot, future.isSuccess());
-                    }
-                });
-            }
+        if (issued > covered) {
+            // The run's last one failed its local checks and went nowhere: one empty write below the
+            // framer (nothing goes on the wire) tells when those before it have reached TCP.
+            long upTo = issued;
+            covered = upTo;
+            ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER).addListener(f -> written(upTo, f.isSuccess()));
         }
     }
 
-    private void issue(SendSlot slot) {
+    private void issue(SendSlot slot, boolean awaitWritten) {
         if (slot.opcode == SendWorkRequest.Opcode.RDMA_READ) {
             issueRead(slot);
             return;
         }
         if (slot.opcode.atomic() || slot.opcode == SendWorkRequest.Opcode.IMMEDIATE_DATA) {
-            issueRfc7306(slot);
+            issueRfc7306(slot, awaitWritten);
             return;
         }
         // One SGE (the usual case) is read in place; several are gathered into a composite.
@@ -221,17 +217,64 @@ final class SendQueue {
         ChannelFuture written;
         try {
             written = slot.opcode == SendWorkRequest.Opcode.RDMA_WRITE
-                    ? transmitter.write(slot.rkey, slot.remoteAddress, source, index, length, slot.signaled)
+                    ? transmitter.write(slot.rkey, slot.remoteAddress, source, index, length, awaitWritten)
                     : transmitter.send(slot.solicited, slot.opcode == SendWorkRequest.Opcode.SEND_WITH_INVALIDATE,
-                            slot.invalidateStag, source, index, length, slot.signaled);
+                            slot.invalidateStag, source, index, length, awaitWritten);
         } finally {
             if (gathered != null) {
                 gathered.release();
             }
         }
-        if (written != null) {
-            written.addListener(slot);
+        issued(slot, written);
+    }
+
+    /** Numbers a Write, Send or Immediate Data that went out; its promise, if any, covers it and those before. */
+    private void issued(SendSlot slot, ChannelFuture written) {
+        slot.issued = ++issued;
+        if (written == null) {
+            return;
         }
+        if (awaitedCount == awaited.length) {
+            long[] grown = new long[awaited.length * 2];
+            for (int i = 0; i < awaitedCount; i++) {
+                grown[i] = awaited[(awaitedHead + i) % awaited.length];
+            }
+            awaited = grown;
+            awaitedHead = 0;
+        }
+        awaited[(awaitedHead + awaitedCount++) % awaited.length] = issued;
+        covered = issued;
+        written.addListener(this);
+    }
+
+    /**
+     * The oldest pending promise completed: every Write and Send issued up to it has reached TCP. A
+     * failed write means the connection is going down, which flushes unsignaled work; signaled work
+     * completes in error.
+     */
+    @Override
+    public void operationComplete(ChannelFuture future) {
+        if (awaitedCount == 0) {
+            return; // flushed meanwhile
+        }
+        long upTo = awaited[awaitedHead];
+        awaitedHead = (awaitedHead + 1) % awaited.length;
+        awaitedCount--;
+        written(upTo, future.isSuccess());
+    }
+
+    /** Every Write and Send issued up to {@code upTo} has reached TCP, or the connection failed. */
+    private void written(long upTo, boolean success) {
+        for (SendSlot slot : posted) {
+            if (slot.issued > upTo) {
+                break;
+            }
+            if (slot.issued != 0 && !slot.done && (success || slot.signaled)) {
+                slot.done = true;
+                slot.status = success ? WcStatus.SUCCESS : WcStatus.FATAL_ERROR;
+            }
+        }
+        reportInOrder();
     }
 
     private void issueRead(SendSlot slot) {
@@ -252,16 +295,13 @@ final class SendQueue {
      * Immediate Data or an atomic (RFC 7306), only to a peer that implements it; the atomic's
      * result entry must be locally writable.
      */
-    private void issueRfc7306(SendSlot slot) {
+    private void issueRfc7306(SendSlot slot, boolean awaitWritten) {
         if (!rfc7306) {
             finish(slot, WcStatus.LOCAL_QP_OPERATION_ERROR, null);
             return;
         }
         if (slot.opcode == SendWorkRequest.Opcode.IMMEDIATE_DATA) {
-            ChannelFuture written = transmitter.immediateData(slot.solicited, slot.operands().immediateData(), slot.signaled);
-            if (written != null) {
-                written.addListener(slot);
-            }
+            issued(slot, transmitter.immediateData(slot.solicited, slot.operands().immediateData(), awaitWritten));
             return;
         }
         try {
@@ -308,16 +348,6 @@ final class SendQueue {
         return message;
     }
 
-    /**
-     * A Write or Send reached TCP: a signaled one, or the last unsignaled one of a batch. A failed
-     * write means the connection is going down, which flushes unsignaled work.
-     */
-    private void written(SendSlot slot, boolean success) {
-        if (!slot.done && (success || slot.signaled)) {
-            finish(slot, success ? WcStatus.SUCCESS : WcStatus.FATAL_ERROR, null);
-        }
-    }
-
     /** The Read whose response has been placed completes; work it held back may go. */
     void readCompleted(Object read) {
         finish((SendSlot) read, WcStatus.SUCCESS, null);
@@ -358,6 +388,7 @@ final class SendQueue {
             }
         }
         waiting.clear();
+        awaitedCount = 0;
         outboundReads.flush();
         reportInOrder();
     }
@@ -398,6 +429,9 @@ final class SendQueue {
                         error, slot.original);
             } else {
                 completions.sendRetired();
+            }
+            if (slot.prepared == null) {
+                completions.recycle(slot);
             }
         }
     }

@@ -1,10 +1,10 @@
 package org.jiwarp.rnic;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.util.ResourceLeakDetector;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A work request prepared once and posted again and again, over real TCP: every post completes,
  * the data arrives, a post while the previous one is outstanding is refused, and a post allocates
- * (almost) nothing on the posting thread.
+ * (almost) nothing on the posting thread and the event loop, prepared or not (a plain post's slot is
+ * recycled), with completions taken by {@link CompletionQueue#poll(WorkCompletion[])}.
  */
 class PreparedSendTest {
 
@@ -34,13 +35,25 @@ class PreparedSendTest {
             // Warm up both paths, then measure each on the posting thread and the queue pair's event loop.
             run(pair, () -> pair.client.postSend(wr), POSTS, eventLoop);
             run(pair, write::post, POSTS, eventLoop);
-            double plain = run(pair, () -> pair.client.postSend(wr), POSTS, eventLoop);
-            double prepared = run(pair, write::post, POSTS, eventLoop);
+            // The build's paranoid leak detection records every buffer access: measured without it.
+            ResourceLeakDetector.Level leakDetection = ResourceLeakDetector.getLevel();
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+            double plain;
+            double prepared;
+            try {
+                run(pair, write::post, POSTS, eventLoop);
+                plain = run(pair, () -> pair.client.postSend(wr), POSTS, eventLoop);
+                prepared = run(pair, write::post, POSTS, eventLoop);
+            } finally {
+                ResourceLeakDetector.setLevel(leakDetection);
+            }
             for (int i = 0; i < 256; i++) {
                 assertEquals((byte) (i * 7), pair.serverRegion.buffer().getByte(i), "octet " + i);
             }
-            // postSend builds a slot and a task per post (about 100 octets); a prepared post reuses its slot.
-            assertTrue(prepared <= plain - 48, "octets per post: prepared " + prepared + ", postSend " + plain);
+            // Per post one channel promise and the event loop's wake-up remain (about 80 octets); a send slot
+            // (about 90) or a completion (about 40) per post would exceed this.
+            System.out.printf("octets per post: prepared %.1f, postSend %.1f%n", prepared, plain);
+            assertTrue(prepared < 110 && plain < 110, "octets per post: prepared " + prepared + ", postSend " + plain);
 
             // Outstanding, deterministically: a fenced post waits for a Read the peer cannot answer yet
             // (its event loop is held).
@@ -77,14 +90,19 @@ class PreparedSendTest {
     /** Posts {@code n} times, one at a time; the octets allocated per post on both threads. */
     private static double run(RnicPair pair, Runnable post, int n, long eventLoop) throws Exception {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        WorkCompletion[] polled = {new WorkCompletion()};
         long here = 0;
         long loopBefore = threads.getThreadAllocatedBytes(eventLoop);
         for (int i = 0; i < n; i++) {
             long before = threads.getCurrentThreadAllocatedBytes();
             post.run();
             here += threads.getCurrentThreadAllocatedBytes() - before;
-            WorkCompletion wc = pair.clientCq.take(10, TimeUnit.SECONDS);
-            assertNotNull(wc, "post " + i + " completes");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (pair.clientCq.poll(polled) == 0) {
+                assertTrue(System.nanoTime() < deadline, "post " + i + " completes");
+                Thread.onSpinWait();
+            }
+            WorkCompletion wc = polled[0];
             assertEquals(42, wc.workRequestId());
             assertEquals(WcStatus.SUCCESS, wc.status(), "post " + i);
             assertEquals(256, wc.byteLength());

@@ -544,6 +544,57 @@ class RawPeerTerminateTest {
         }
     }
 
+    /**
+     * The streaming receive's decision (see FpduDeframer, "What a bad FPDU leaves behind"; the
+     * requirement matrix, 5044-6-01): a tagged segment's payload goes into its validated target as it
+     * arrives, before the FPDU's CRC is known. A bad CRC then ends the stream with an LLP Terminate,
+     * and what was placed stays in the target: the octets as received (the corrupter flipped the
+     * last one), nothing outside the target.
+     */
+    @Test
+    void aWriteWithABadCrcIsPlacedInItsTargetAndEndsTheStream() throws Exception {
+        int at = 5 << 20;
+        ByteBuf memory = server.region.buffer();
+        memory.setZero(at - 64, 256);
+        try (Session s = new Session()) {
+            s.peer.send(goodWrite(8));
+            byte[] sent = s.peer.sendCorrupted(tagged(DdpHeaders.controlByte(true, true),
+                    RdmapHeaders.controlByte(RdmapOpcode.RDMA_WRITE), server.region.stag(),
+                    server.region.address() + at, 64));
+            s.expectTerminated(TerminateError.LLP_CRC_ERROR, null, false, 900, 901);
+            int header = DdpHeaders.TAGGED_HEADER_LENGTH;
+            for (int i = 0; i < 64; i++) {
+                byte received = (byte) (sent[header + i] ^ (i == 63 ? 0x01 : 0));
+                assertEquals(received, memory.getByte(at + i), "target octet " + i + " as received");
+            }
+            for (int i = 1; i <= 64; i++) {
+                assertEquals(0, memory.getByte(at - i), "octet " + i + " before the target");
+                assertEquals(0, memory.getByte(at + 63 + i), "octet " + i + " after the target");
+            }
+        }
+    }
+
+    /** A Read Response whose FPDU fails its CRC never completes the Read: it is flushed with the stream. */
+    @Test
+    void aReadResponseWithABadCrcNeverCompletesTheRead() throws Exception {
+        try (Session s = new Session()) {
+            s.peer.send(goodWrite(8));
+            s.served.qp.postSend(SendWorkRequest.read(77, 0x5000_0000L, PEER_SINK_STAG,
+                    new Sge(server.region, 2 * RawPeerServer.RECEIVE_SIZE, 64)));
+            ByteBuf request = Unpooled.wrappedBuffer(s.peer.awaitReadRequest());
+            int body = DdpHeaders.UNTAGGED_HEADER_LENGTH;
+            s.peer.sendCorrupted(readResponse(ReadRequestHeader.sinkStag(request, body),
+                    ReadRequestHeader.sinkTaggedOffset(request, body), (int) ReadRequestHeader.readSize(request, body),
+                    true));
+            request.release();
+            List<WorkCompletion> completions = s.expectTerminated(TerminateError.LLP_CRC_ERROR, null, false, 900, 901);
+            assertTrue(completions.stream().anyMatch(wc -> wc.workRequestId() == 77
+                    && wc.status() == WcStatus.WORK_REQUEST_FLUSH_ERROR), completions.toString());
+            assertTrue(completions.stream().noneMatch(wc -> wc.workRequestId() == 77 && wc.status() == WcStatus.SUCCESS),
+                    completions.toString());
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------
     // Other queue pairs on the same RNIC
 

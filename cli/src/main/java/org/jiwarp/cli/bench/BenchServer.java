@@ -71,7 +71,7 @@ public final class BenchServer implements AutoCloseable {
         if (spec.op().received()) {
             ReceiveWorkRequest receive = new ReceiveWorkRequest(0, whole);
             SendWorkRequest echo = SendWorkRequest.send(1, whole);
-            cq.onCompletion(wc -> {
+            cq.onCompletionLent(wc -> {
                 if (wc.status() != WcStatus.SUCCESS) {
                     return;
                 }
@@ -92,7 +92,7 @@ public final class BenchServer implements AutoCloseable {
                 qp.postReceive(receive);
             }
         } else {
-            cq.onCompletion(wc -> { });
+            cq.onCompletionLent(wc -> { });
         }
         served.incrementAndGet();
         request.accept(qp, BenchSpec.encodeBuffer(region.address(), region.stag(), region.length()))

@@ -107,7 +107,7 @@ final class JiwarpClient implements BenchTransport {
             return checked;
         }
         region.buffer().setZero(0, size);
-        cq.onCompletion(wc -> {
+        cq.onCompletionLent(wc -> {
             if (wc.status() != WcStatus.SUCCESS) {
                 checked.completeExceptionally(new IllegalStateException("reading the server's buffer back failed: " + wc));
             } else if (wc.workRequestId() == VERIFY_ID) {
@@ -159,7 +159,7 @@ final class JiwarpClient implements BenchTransport {
     static CompletableFuture<Void> verifyServerValue(QueuePair qp, CompletionQueue cq, MemoryRegion region,
             long remoteAddress, int rkey, long expected, String after) {
         CompletableFuture<Void> checked = new CompletableFuture<>();
-        cq.onCompletion(wc -> {
+        cq.onCompletionLent(wc -> {
             if (wc.status() != WcStatus.SUCCESS) {
                 checked.completeExceptionally(new IllegalStateException("reading the server's value back failed: "
                         + wc));
@@ -211,7 +211,7 @@ final class JiwarpClient implements BenchTransport {
             }
             this.chain = new SendWorkRequest[spec.txDepth() + 1];
             this.syncRead = SendWorkRequest.read(SYNC_ID, remoteAddress, rkey, new Sge(region, 0, 1));
-            cq.onCompletion(this::onCompletion);
+            cq.onCompletionLent(this::onCompletion);
         }
 
         private void onCompletion(WorkCompletion wc) {
@@ -293,7 +293,7 @@ final class JiwarpClient implements BenchTransport {
             this.ping = spec.op() == BenchOp.READ ? SendWorkRequest.read(0, remoteAddress, rkey, whole)
                     : spec.op().atomic() ? atomic(spec, 0, remoteAddress, rkey, region) : SendWorkRequest.send(0, whole);
             this.receive = new ReceiveWorkRequest(0, whole);
-            cq.onCompletion(this::onCompletion);
+            cq.onCompletionLent(this::onCompletion);
             if (spec.op().received()) {
                 qp.postReceive(receive);
             }
@@ -372,7 +372,7 @@ final class JiwarpClient implements BenchTransport {
             this.cq = cq;
             this.region = region;
             this.write = SendWorkRequest.write(0, remoteAddress, rkey, new Sge(region, 0, spec.size()));
-            cq.onCompletion(wc -> {
+            cq.onCompletionLent(wc -> {
                 if (wc.status() != WcStatus.SUCCESS) {
                     failed(new IllegalStateException("work request failed: " + wc));
                 }

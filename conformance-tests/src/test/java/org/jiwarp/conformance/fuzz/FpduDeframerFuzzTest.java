@@ -7,11 +7,13 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
+import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.jiwarp.mpa.FpduDeframer;
 import org.jiwarp.mpa.MpaException;
+import org.jiwarp.mpa.UlpduSink;
 import org.jiwarp.wire.mpa.Fpdu;
 import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.FpduWriter;
@@ -22,11 +24,12 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * Fuzzes the live {@link FpduDeframer} against the copying reference reader {@link FpduReader}
  * (RFC 5044 sections 4.1-4.4, 6, 8): whatever the octets and however TCP cuts them, the deframer
  * passes up exactly the ULPDUs the reference finds valid, in order, then reports exactly the first
- * error (an over-long ULPDU_LENGTH or a bad marker as 0x03, a bad CRC as 0x02) as an
+ * error (an over-long ULPDU_LENGTH or a bad marker as 0x03, a bad CRC as 0x02; a marker as soon as
+ * it has arrived, also in an FPDU the stream ends inside) as an
  * {@link MpaException}, passes nothing after it and closes the channel. No other exception, no leak.
  *
  * <p>Input: a mode octet (bit 0 CRC, bit 1 markers, bit 2 build the stream from ULPDUs with
- * {@link FpduWriter} so that it starts out valid), the ULPDU length limit (u16, 0 meaning 65535), a
+ * {@link FpduWriter} so that it starts out valid, bit 3 stream the ULPDUs to a {@link UlpduSink}), the ULPDU length limit (u16, 0 meaning 65535), a
  * segmentation seed, then either raw stream octets or a list of edits: {@code 0x00-0xEF} a ULPDU of
  * u16 % 2048 octets, {@code 0xF0-0xFE} flip one octet of what was built so far, {@code 0xFF} raw
  * octets. CI replays the seeds under {@code FpduDeframerFuzzTestInputs/deframe/}; see FUZZING.md.
@@ -48,6 +51,9 @@ class FpduDeframerFuzzTest {
 
         FpduDeframer deframer = new FpduDeframer(crc, markers, maxUlpdu);
         Collector up = new Collector();
+        if ((mode & 8) != 0) {
+            deframer.streamTo(up); // the streaming path: header, payload pieces, end
+        }
         EmbeddedChannel channel = new EmbeddedChannel(deframer, up);
         try {
             int at = 0;
@@ -65,7 +71,8 @@ class FpduDeframerFuzzTest {
             if (expected.error == null) {
                 check(up.errors.isEmpty(), "no error expected", expected, up);
                 check(channel.isOpen() && !deframer.failed(), "the channel stays open", expected, up);
-                check(deframer.streamPosition() == expected.position, "stream position " + deframer.streamPosition(),
+                // Streaming: every octet is consumed as it arrives, a trailing partial FPDU's too.
+                check(deframer.streamPosition() == stream.length, "stream position " + deframer.streamPosition(),
                         expected, up);
             } else {
                 check(up.errors.size() == 1 && up.errors.get(0) == expected.error, "exactly the first error",
@@ -87,6 +94,7 @@ class FpduDeframerFuzzTest {
                 int header = buf.readerIndex()
                         + (markers && Markers.isMarkerPosition(reader.streamPosition()) ? Markers.LENGTH : 0);
                 if (buf.writerIndex() - header < Fpdu.HEADER_LENGTH) {
+                    expected.error = markersSoFar(buf, reader.streamPosition(), markers);
                     break;
                 }
                 // The length limit is checked as soon as ULPDU_LENGTH is in, before the FPDU is whole.
@@ -96,6 +104,7 @@ class FpduDeframerFuzzTest {
                 }
                 FpduReader.Frame frame = reader.read(buf);
                 if (frame == null) {
+                    expected.error = markersSoFar(buf, reader.streamPosition(), markers);
                     break;
                 }
                 // A receiver takes FPDUPTR's two low bits as zero (RFC 5044 section 4.2).
@@ -114,6 +123,35 @@ class FpduDeframerFuzzTest {
             buf.release();
         }
         return expected;
+    }
+
+    /**
+     * The streaming deframer checks each marker as it arrives: in the incomplete FPDU at the end of
+     * the stream (at {@code buf}'s reader index, stream position {@code position}), the first marker
+     * that has arrived whole and does not locate the FPDU is an error already.
+     */
+    private static TerminateError markersSoFar(ByteBuf buf, long position, boolean markers) {
+        if (!markers) {
+            return null;
+        }
+        int start = buf.readerIndex();
+        int end = buf.writerIndex();
+        long header = position + (Markers.isMarkerPosition(position) ? Markers.LENGTH : 0);
+        int headerIndex = start + (int) (header - position);
+        long fpduEnd = end - headerIndex >= Fpdu.HEADER_LENGTH
+                ? position + Markers.markedLength(position, Fpdu.length(Fpdu.ulpduLength(buf, headerIndex)))
+                : Long.MAX_VALUE;
+        for (long marker = position + Markers.untilNextMarker(position); marker < fpduEnd; marker += Markers.INTERVAL) {
+            int index = start + (int) (marker - position);
+            if (index + Markers.LENGTH > end) {
+                break;
+            }
+            long expected = marker == position ? 0 : marker - header;
+            if ((Markers.fpduPtr(buf, index) & ~0x3) != expected) {
+                return TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH;
+            }
+        }
+        return null;
     }
 
     /** A stream of valid FPDUs with edits, as the class javadoc says. */
@@ -176,8 +214,47 @@ class FpduDeframerFuzzTest {
     }
 
     /** Copies and releases what comes up. */
-    private static final class Collector extends ChannelInboundHandlerAdapter {
+    private static final class Collector extends ChannelInboundHandlerAdapter implements UlpduSink {
         final List<byte[]> ulpdus = new ArrayList<>();
+        private final ByteArrayOutputStream streamed = new ByteArrayOutputStream();
+        private int streamedLength = -1;
+
+        // Streaming mode: the header length and whether to stream come from the ULPDU's first octet.
+        @Override
+        public int headerLength(int firstOctet) {
+            return 1 + (firstOctet & 0x1F);
+        }
+
+        @Override
+        public boolean begin(ByteBuf header, int ulpduLength) {
+            if (streamedLength >= 0) {
+                others.add(new IllegalStateException("begin inside a streamed ULPDU"));
+            }
+            streamed.reset();
+            streamed.writeBytes(ByteBufUtil.getBytes(header));
+            boolean stream = (header.getByte(header.readerIndex()) & 0x20) == 0;
+            streamedLength = stream ? ulpduLength : -1;
+            return stream;
+        }
+
+        @Override
+        public void payload(ByteBuf source, int index, int length) {
+            streamed.writeBytes(ByteBufUtil.getBytes(source, index, length));
+        }
+
+        @Override
+        public void end() {
+            if (streamed.size() != streamedLength) {
+                others.add(new IllegalStateException("streamed " + streamed.size() + " of " + streamedLength));
+            }
+            streamedLength = -1;
+            ulpdus.add(streamed.toByteArray());
+        }
+
+        @Override
+        public void whole(ByteBuf ulpdu) {
+            ulpdus.add(ByteBufUtil.getBytes(ulpdu));
+        }
         final List<TerminateError> errors = new ArrayList<>();
         final List<Throwable> others = new ArrayList<>();
 
