@@ -24,11 +24,10 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * StagTable#register} refuses one), so a segment that wraps is always out of bounds as well, and
  * checking wrap after bounds would never report it.
  *
- * <p>Zero-length segments are checked like any other: the STag must be valid and in the domain, and
- * the TO must lie in {@code [base, base + length]} (an empty segment may sit right at the end).
- * RFC 5041 section 7.1 asks for these checks on non-zero-length tagged segments only, and siw skips
- * them for a zero-length Write; a caller that wants that leniency skips the call, as there is
- * nothing to place.
+ * <p>Zero-length segments passed in are checked like any other: the STag must be valid and in the
+ * domain, and the TO must lie in {@code [base, base + length]}. RFC 5041 section 5.2 says the STag
+ * and TO of a zero-length tagged message are not checked, so RDMAP does not call these for one (as
+ * siw skips them for a zero-length Write): there is nothing to place.
  *
  * <p>All methods are static and allocation-free until they throw.
  */

@@ -118,6 +118,10 @@ public final class RdmapReceiver {
 
     /** RFC 5040 section 5.3 (RDMA Write): placed straight into the advertised buffer. */
     private void onWrite(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length) {
+        if (length == 0) {
+            // RFC 5041 section 5.2: the STag and TO of a zero-length tagged message are not checked.
+            return;
+        }
         TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.REMOTE_WRITE);
         TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
     }
@@ -125,8 +129,11 @@ public final class RdmapReceiver {
     /** RFC 5040 section 4.5: a Read Response continues the oldest outstanding Read, into its sink. */
     private void onReadResponse(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length, boolean last) {
         OutboundReads.Outstanding completed = outboundReads.response(stag, taggedOffset, length, last);
-        TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.LOCAL_WRITE);
-        TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
+        if (length > 0) {
+            // RFC 5041 section 5.2: a zero-length one places nothing and its STag and TO go unchecked.
+            TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.LOCAL_WRITE);
+            TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
+        }
         if (completed != null) {
             listener.readCompleted(completed.context());
         }

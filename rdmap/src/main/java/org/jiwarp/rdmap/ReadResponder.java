@@ -1,6 +1,7 @@
 package org.jiwarp.rdmap;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import org.jiwarp.ddp.SingleSegmentQueue;
 import org.jiwarp.ddp.StagTable;
@@ -26,8 +27,8 @@ import org.jiwarp.wire.rdmap.ReadRequestHeader;
  */
 public final class ReadResponder {
 
-    /** The IRD entry of an Atomic Request (it keeps no source). */
-    private static final Object ATOMIC = new Object();
+    /** The IRD entry of an Atomic Request or a zero-length Read Request (it keeps no source). */
+    private static final Object NO_SOURCE = new Object();
 
     private final StagTable stags;
     private final int pd;
@@ -36,7 +37,7 @@ public final class ReadResponder {
     private final SingleSegmentQueue queue;
     /**
      * The IRD entries in use: the source of each Read Request accepted and not yet fully answered,
-     * or {@link #ATOMIC} for an Atomic Request whose response has not reached TCP.
+     * or {@link #NO_SOURCE} for an Atomic Request or a zero-length Read whose response has not reached TCP.
      */
     private final InboundReads<Object> inbound;
     private final ChannelFutureListener responseWritten;
@@ -68,6 +69,16 @@ public final class ReadResponder {
         long size = ReadRequestHeader.readSize(ulpdu, payload);
         int sourceStag = ReadRequestHeader.sourceStag(ulpdu, payload);
         long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, payload);
+        if (size == 0) {
+            // RFC 5040 section 5.2.1: the Data Source of a zero-length Read is not validated (section
+            // 7.2 checks the source "For non-zero length RDMA Read Request Messages"); its answer is
+            // a zero-length Read Response to the sink.
+            inbound.accept(NO_SOURCE);
+            transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
+                    ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), Unpooled.EMPTY_BUFFER, 0, 0)
+                    .addListener(responseWritten);
+            return;
+        }
         TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd);
         inbound.accept(source);
         // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP.
@@ -87,7 +98,7 @@ public final class ReadResponder {
         // RFC 7306 section 5.4: an Atomic Request takes an IRD entry as a Read Request does.
         queue.accept(msn, mo, last, payloadLength, AtomicRequestHeader.LENGTH, inbound.hasRoom());
         long original = atomics.execute(ulpdu, payload);
-        inbound.accept(ATOMIC);
+        inbound.accept(NO_SOURCE);
         transmitter.atomicResponse(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original)
                 .addListener(responseWritten);
     }

@@ -13,7 +13,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
-import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -27,6 +26,7 @@ import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.FpduDeframer;
 import org.jiwarp.mpa.FpduFramer;
 import org.jiwarp.mpa.MpaConnectRequest;
+import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.mpa.MpaRejectedException;
@@ -46,8 +46,10 @@ import org.jiwarp.rnic.SendWorkRequest;
 import org.jiwarp.rnic.Sge;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.testkit.TerminateCheck;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.mpa.Fpdu;
+import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.FpduWriter;
 import org.jiwarp.wire.mpa.MpaEnhanced;
 import org.jiwarp.wire.mpa.MpaFrames;
@@ -227,6 +229,14 @@ class RfcRequirementsTest {
     /** Records what the responder hands the application and what goes wrong. */
     private static final class Recorder extends ChannelInboundHandlerAdapter {
         final List<Throwable> errors = new ArrayList<>();
+        final List<MpaEstablishedEvent> established = new ArrayList<>();
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof MpaEstablishedEvent) {
+                established.add((MpaEstablishedEvent) evt);
+            }
+        }
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
@@ -240,12 +250,11 @@ class RfcRequirementsTest {
     }
 
     /**
-     * Deviation, RFC 6581 section 9.1: both ends MUST pass the peer's IRD and ORD to the ULP (the
-     * initiator also on a Reject). jiwarp passes only the values it negotiated from them, and a
-     * rejection carries the ULP private data alone.
+     * RFC 6581 section 9.1: the peer's IRD and ORD reach the ULP besides the negotiated values, on
+     * the responder (the Request's words) and on the initiator (the Reply's, accepting or rejecting).
      */
     @Test
-    void peerIrdOrdValuesAreNotPassedToTheUlp() {
+    void peerIrdOrdValuesArePassedToTheUlp() {
         AtomicReference<MpaConnectRequest> seen = new AtomicReference<>();
         MpaSettings settings = MpaSettings.builder().ird(4).ord(4).build();
         EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(settings, seen::set), new Recorder());
@@ -254,30 +263,49 @@ class RfcRequirementsTest {
             MpaParameters offered = seen.get().parameters();
             assertEquals(4, offered.ird(), "min(own IRD 4, initiator ORD 12)");
             assertEquals(4, offered.ord(), "min(own ORD 4, initiator IRD 10)");
-            assertFalse(hasAccessor(MpaConnectRequest.class, "ird"), "no accessor for the initiator's IRD");
-            assertFalse(hasAccessor(MpaParameters.class, "peerIrd"));
-            assertFalse(hasAccessor(MpaRejectedException.class, "ird"), "a rejection carries no IRD/ORD");
+            assertEquals(10, offered.peerIrd(), "the initiator's IRD");
+            assertEquals(12, offered.peerOrd(), "the initiator's ORD");
         } finally {
             responder.finishAndReleaseAll();
         }
-    }
-
-    private static boolean hasAccessor(Class<?> type, String fragment) {
-        for (Method m : type.getMethods()) {
-            if (m.getName().toLowerCase(java.util.Locale.ROOT).contains(fragment.toLowerCase(java.util.Locale.ROOT))) {
-                return true;
+        for (boolean reject : new boolean[] {false, true}) {
+            Recorder recorder = new Recorder();
+            EmbeddedChannel initiator = new EmbeddedChannel(new org.jiwarp.mpa.MpaInitiatorHandler(settings,
+                    new byte[0]), recorder);
+            try {
+                ((ByteBuf) initiator.readOutbound()).release();
+                ByteBuf data = Unpooled.buffer();
+                MpaEnhanced.write(data, 3, 2, false, false, false, false);
+                ByteBuf reply = Unpooled.buffer();
+                MpaFrames.write(reply, true, MpaFrames.ENHANCED_FLAG | (reject ? MpaFrames.REJECT_FLAG : 0),
+                        MpaFrames.REVISION_2, data);
+                data.release();
+                initiator.writeInbound(reply);
+                if (reject) {
+                    MpaRejectedException rejected = (MpaRejectedException) recorder.errors.get(0);
+                    assertEquals(3, rejected.peerIrd(), "the rejecting responder's IRD");
+                    assertEquals(2, rejected.peerOrd(), "the rejecting responder's ORD");
+                } else {
+                    MpaParameters p = recorder.established.get(0).parameters();
+                    assertEquals(3, p.peerIrd(), "the responder's IRD");
+                    assertEquals(2, p.peerOrd(), "the responder's ORD");
+                    assertEquals(3, p.ord(), "min(own ORD 4, responder IRD 3)");
+                }
+            } finally {
+                initiator.finishAndReleaseAll();
             }
         }
-        return false;
     }
 
+
     /**
-     * Deviation, RFC 6581 section 9.3: a local error with no specific code MUST be reported with TERM
-     * 2/0/5 before the connection is reset. Reply private data over the limit fails the responder
-     * with 2/0/5 locally; nothing goes to the initiator.
+     * RFC 6581 section 9.3: a local error with no specific code is reported with TERM 2/0/5 before
+     * the connection is reset. Reply private data over the limit is such an error on the responder:
+     * it sends a Reply (without that data, so the initiator can read what follows), then the TERM as
+     * the first FPDU, and closes.
      */
     @Test
-    void replyPrivateDataOverTheLimitFailsWithoutATerm() {
+    void replyPrivateDataOverTheLimitSendsTerm() {
         Recorder recorder = new Recorder();
         EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(MpaSettings.defaults(),
                 request -> request.accept(new byte[600])), recorder);
@@ -286,7 +314,23 @@ class RfcRequirementsTest {
             responder.runPendingTasks();
             assertEquals(TerminateError.LLP_LOCAL_CATASTROPHIC, ((MpaException) recorder.errors.get(0)).error());
             assertFalse(responder.isActive());
-            assertNull(responder.readOutbound(), "neither a Reply nor a TERM");
+            ByteBuf wire = Unpooled.buffer();
+            for (ByteBuf b; (b = responder.readOutbound()) != null; b.release()) {
+                wire.writeBytes(b);
+            }
+            try {
+                assertTrue(MpaFrames.isReply(wire, 0), "a Reply first");
+                assertFalse(MpaFrames.rejectFlag(wire, 0));
+                assertEquals(MpaEnhanced.LENGTH, MpaFrames.privateDataLength(wire, 0), "the IRD/ORD words alone");
+                wire.skipBytes(MpaFrames.HEADER_LENGTH + MpaEnhanced.LENGTH);
+                FpduReader.Frame term = new FpduReader(false).read(wire);
+                assertNotNull(term, "then an FPDU");
+                assertEquals(0, wire.readableBytes(), "nothing after the TERM");
+                assertEquals(List.of(), TerminateCheck.problems(term.ulpdu, TerminateError.LLP_LOCAL_CATASTROPHIC,
+                        TerminateCheck.Carried.NOTHING, null), TerminateCheck.describe(term.ulpdu));
+            } finally {
+                wire.release();
+            }
         } finally {
             responder.finishAndReleaseAll();
         }
