@@ -91,6 +91,10 @@ public final class MpaResponderHandler extends MpaSetupHandler {
 
     /** Works out the Reply; returns why the Request must be refused, or {@code null}. */
     private String negotiate(MpaFrame frame) {
+        if (settings.strictRfc() && frame.enhanced() && !settings.enhanced()) {
+            // RFC 6581 section 10: a responder without the enhanced setup closes on an enhanced Request.
+            throw MpaFrame.invalid("an enhanced MPA Request, and the enhanced setup is off here (strict mode closes)");
+        }
         int revision = Math.min(frame.revision(), settings.revision());
         boolean enhanced = frame.enhanced() && settings.enhanced() && revision == MpaFrames.REVISION_2;
         int flags = enhanced ? MpaFrames.ENHANCED_FLAG : 0;

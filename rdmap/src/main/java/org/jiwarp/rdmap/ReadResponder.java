@@ -32,6 +32,7 @@ public final class ReadResponder {
 
     private final StagTable stags;
     private final int pd;
+    private final int stream;
     private final RdmapTransmitter transmitter;
     private final AtomicResponder atomics;
     private final SingleSegmentQueue queue;
@@ -47,10 +48,16 @@ public final class ReadResponder {
      * @param firstMsn       1, or 2 after an RFC 6581 Read RTR used MSN 1 of queue 1
      */
     public ReadResponder(StagTable stags, int pd, RdmapTransmitter transmitter, int ird, long firstMsn) {
+        this(stags, pd, TaggedBuffer.ANY_STREAM, transmitter, ird, firstMsn);
+    }
+
+    /** @param stream this stream's number, which a Data Source STag bound to one stream must name */
+    public ReadResponder(StagTable stags, int pd, int stream, RdmapTransmitter transmitter, int ird, long firstMsn) {
         this.stags = stags;
         this.pd = pd;
+        this.stream = stream;
         this.transmitter = transmitter;
-        this.atomics = new AtomicResponder(stags, pd);
+        this.atomics = new AtomicResponder(stags, pd, stream);
         this.queue = new SingleSegmentQueue(firstMsn, ReadRequestHeader.LENGTH);
         this.inbound = new InboundReads<>(Math.max(ird, 0));
         this.responseWritten = future -> inbound.finishCurrent();
@@ -79,7 +86,7 @@ public final class ReadResponder {
                     .addListener(responseWritten);
             return;
         }
-        TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd);
+        TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd, stream);
         inbound.accept(source);
         // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP.
         transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
