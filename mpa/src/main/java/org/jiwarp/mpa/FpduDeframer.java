@@ -52,9 +52,9 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * </ol>
  *
  * <p>On the first error the deframer throws an {@link MpaException} carrying the error (Netty passes
- * it to {@code exceptionCaught} down the pipeline), discards that FPDU and every octet after it, and,
- * once the exception has gone through the rest of the pipeline (where the RDMAP layer may still send
- * a Terminate), closes the channel. FPDUs that arrived complete and valid before the bad one have
+ * it to {@code exceptionCaught} down the pipeline) and discards that FPDU and every octet after it.
+ * It does not close the connection: RFC 5044 section 8 leaves that to DDP's ULP (jiwarp's RDMAP
+ * sends its Terminate, then closes). FPDUs that arrived complete and valid before the bad one have
  * already gone up; nothing else ever does. A partial FPDU left when the channel goes inactive is
  * dropped silently: reporting a lost connection is the connection handler's job.
  *
@@ -220,17 +220,5 @@ public final class FpduDeframer extends ByteToMessageDecoder {
         failed = true;
         in.skipBytes(in.readableBytes());
         return new MpaException(error, message);
-    }
-
-    /**
-     * Passes the exception on and, when it is this deframer's own failure, closes the channel after the
-     * rest of the pipeline has seen it (RFC 5044 section 8: an MPA error ends the connection).
-     */
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        ctx.fireExceptionCaught(cause);
-        if (failed) {
-            ctx.close();
-        }
     }
 }
