@@ -165,12 +165,12 @@ class ConformCommandTest {
             Path known = temp.resolve("known.txt");
             Files.writeString(known, "# ours\nrequest-bad-key we never answer\n");
             Run run = jiwarp("conform", "127.0.0.1:" + mute.getLocalPort(), "--timeout", "300", "--first-fpdu-pause",
-                    "0", "--known", known, "--markdown", "--case", "request-bad-key,request-nothing-sent");
+                    "0", "--known", known, "--markdown", "--case", "request-bad-key,bad-crc-in-the-first-fpdu");
             assertEquals(1, run.exit(), run.out() + run.err());
             assertTrue(run.out().contains("| `request-bad-key` | mpa | "), run.out());
             assertTrue(run.out().contains("| **KNOWN** | "), run.out());
             assertTrue(run.out().contains("*Known: we never answer*"), run.out());
-            assertTrue(run.out().contains("| `request-nothing-sent` | mpa | "), run.out());
+            assertTrue(run.out().contains("| `bad-crc-in-the-first-fpdu` | "), run.out());
         }
     }
 
