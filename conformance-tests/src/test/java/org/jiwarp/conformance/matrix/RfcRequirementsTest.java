@@ -548,6 +548,8 @@ class RfcRequirementsTest {
                 assertEquals(7, wc.workRequestId(), wc.toString());
                 assertEquals(WcStatus.LOCAL_PROTECTION_ERROR, wc.status(), wc.toString());
                 client.closeFuture().get(10, TimeUnit.SECONDS);
+                // Recorded once its write completed, which may come after the peer has read it.
+                assertTimely(() -> served.terminateSent() != null);
                 assertEquals(TerminateError.RDMAP_LOCAL_CATASTROPHIC, served.terminateSent());
                 assertEquals(TerminateError.RDMAP_LOCAL_CATASTROPHIC, client.terminateReceived().error(),
                         client.terminateReceived().describe());
