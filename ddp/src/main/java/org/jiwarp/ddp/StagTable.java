@@ -13,13 +13,18 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *   STag (32 bits):   0                   1                   2                   3
  *                     0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  *                    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- *                    |              index (24 bits)                  |  key (8 bits) |
+ *                    |     scrambled index (24 bits)                 |  key (8 bits) |
  *                    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  *
  * <p>As in Linux siw, an STag is a 24-bit table index and an 8-bit key, and a lookup compares all
- * 32 bits. Index 0 is never handed out, so STag 0 (and any STag with index 0, such as the STag 1
- * of siw's Write RTR) never names a region. The key of an index changes each time the index is
+ * 32 bits. Unlike siw, the index is not on the wire as it is: the upper 24 bits are the index sent
+ * through a keyed permutation of the 24-bit range (a four-round Feistel network whose round keys are
+ * drawn when the table is made), so consecutive registrations get STags scattered over the whole
+ * range and one STag says nothing a peer can use to guess another (RFC 5040 section 8.1.1 rule 8:
+ * STags hard to predict, sparse over the range RECOMMENDED). Table index 0 is never handed out,
+ * nor the index the permutation takes to 0, so no STag with the upper 24 bits 0 (STag 0, or the
+ * STag 1 of siw's Write RTR) ever names a region. The key of an index changes each time the index is
  * reused (it counts up from a random start), so the STag of a deregistered region stops matching;
  * freed indices are reused oldest first, so a stale STag can only match again after its index has
  * been reused 256 times (the 8-bit key's limit, as in siw).
@@ -42,6 +47,8 @@ public final class StagTable {
     private static final int INITIAL_SLOTS = 256;
 
     private final int maxEntries;
+    /** The highest table index handed out: maxEntries, one more when the reserved index lies below. */
+    private final int highestIndex;
     private final Object lock = new Object();
     /** Index to entry; slot 0 stays empty. Replaced (grown) under the lock. */
     private volatile AtomicReferenceArray<TaggedBuffer> slots;
@@ -55,6 +62,10 @@ public final class StagTable {
     private int freedCount;
     /** Guarded by lock: first keys of fresh indices. */
     private final SplittableRandom random = new SplittableRandom();
+    /** The round keys of the index permutation (see the class comment). */
+    private final int[] roundKeys = new int[4];
+    /** The table index the permutation maps to 0: never handed out. */
+    private final int reservedIndex;
     private volatile int size;
 
     /**
@@ -65,9 +76,46 @@ public final class StagTable {
             throw new IllegalArgumentException("maxEntries " + maxEntries + " not in [1, " + MAX_ENTRIES + "]");
         }
         this.maxEntries = maxEntries;
-        int initial = Math.min(maxEntries + 1, INITIAL_SLOTS);
+        int initial = Math.min(maxEntries + 2, INITIAL_SLOTS);
         this.slots = new AtomicReferenceArray<>(initial);
         this.keys = new byte[initial];
+        java.security.SecureRandom seed = new java.security.SecureRandom();
+        for (int i = 0; i < roundKeys.length; i++) {
+            roundKeys[i] = seed.nextInt();
+        }
+        this.reservedIndex = unscramble(0);
+        this.highestIndex = Math.min(MAX_ENTRIES,
+                maxEntries + (reservedIndex != 0 && reservedIndex <= maxEntries ? 1 : 0));
+    }
+
+    /** The 24 bits an STag carries for table index {@code index}: a keyed permutation of [0, 2^24). */
+    private int scramble(int index) {
+        int left = index >>> 12;
+        int right = index & 0xFFF;
+        for (int key : roundKeys) {
+            int next = left ^ round(right, key);
+            left = right;
+            right = next;
+        }
+        return left << 12 | right;
+    }
+
+    /** The inverse of {@link #scramble}. */
+    private int unscramble(int scrambled) {
+        int left = scrambled >>> 12;
+        int right = scrambled & 0xFFF;
+        for (int i = roundKeys.length - 1; i >= 0; i--) {
+            int previous = right ^ round(left, roundKeys[i]);
+            right = left;
+            left = previous;
+        }
+        return left << 12 | right;
+    }
+
+    /** The Feistel round function on 12 bits. */
+    private static int round(int half, int key) {
+        int x = (half ^ key) * 0x9E3779B1;
+        return (x ^ x >>> 15) & 0xFFF;
     }
 
     /** The most regions this table holds at once. */
@@ -95,6 +143,22 @@ public final class StagTable {
      */
     public TaggedBuffer register(int pd, ByteBuf memory, long baseTaggedOffset, long length, int access,
             boolean remoteInvalidationAllowed) {
+        return register(pd, memory, baseTaggedOffset, length, access, remoteInvalidationAllowed,
+                TaggedBuffer.ANY_STREAM);
+    }
+
+    /**
+     * As {@link #register(int, ByteBuf, long, long, int, boolean)}, the STag associated with one DDP
+     * stream (RFC 5041 section 8.2): a tagged segment of any other stream fails its check with
+     * {@link org.jiwarp.wire.rdmap.TerminateError#DDP_TAGGED_STAG_NOT_ASSOCIATED}.
+     *
+     * @param stream a positive stream number, or {@link TaggedBuffer#ANY_STREAM}
+     */
+    public TaggedBuffer register(int pd, ByteBuf memory, long baseTaggedOffset, long length, int access,
+            boolean remoteInvalidationAllowed, int stream) {
+        if (stream < 0) {
+            throw new IllegalArgumentException("stream " + stream + " is negative");
+        }
         Objects.requireNonNull(memory, "memory");
         if (length < 0 || length > memory.capacity()) {
             throw new IllegalArgumentException("length " + length + " not in [0, capacity " + memory.capacity() + "]");
@@ -111,11 +175,15 @@ public final class StagTable {
             AtomicReferenceArray<TaggedBuffer> s = slots;
             int index;
             int key;
-            if (nextUnused < s.length() || freedCount == 0 && nextUnused <= maxEntries) {
+            if (nextUnused < s.length() && nextUnused <= highestIndex
+                    || freedCount == 0 && nextUnused <= highestIndex) {
                 if (nextUnused >= s.length()) {
                     s = grow(s);
                 }
                 index = nextUnused++;
+                if (index == reservedIndex) {
+                    return register(pd, memory, baseTaggedOffset, length, access, remoteInvalidationAllowed, stream);
+                }
                 key = random.nextInt(KEY_MASK + 1);
             } else if (freedCount > 0) {
                 index = pollFreed();
@@ -124,8 +192,8 @@ public final class StagTable {
                 throw new IllegalStateException("STag table full: " + maxEntries + " regions");
             }
             keys[index] = (byte) key;
-            TaggedBuffer entry = new TaggedBuffer(index << KEY_BITS | key, pd, access, baseTaggedOffset, length,
-                    memory, remoteInvalidationAllowed);
+            TaggedBuffer entry = new TaggedBuffer(scramble(index) << KEY_BITS | key, pd, access, baseTaggedOffset, length,
+                    memory, remoteInvalidationAllowed, stream);
             s.set(index, entry);
             size++;
             return entry;
@@ -137,7 +205,7 @@ public final class StagTable {
      * key. Valid or not: check {@link TaggedBuffer#valid()}. Lock-free, O(1).
      */
     public TaggedBuffer lookup(int stag) {
-        int index = stag >>> KEY_BITS;
+        int index = unscramble(stag >>> KEY_BITS);
         AtomicReferenceArray<TaggedBuffer> s = slots;
         if (index >= s.length()) {
             return null;
@@ -174,7 +242,7 @@ public final class StagTable {
         TaggedBuffer entry;
         synchronized (lock) {
             AtomicReferenceArray<TaggedBuffer> s = slots;
-            int index = stag >>> KEY_BITS;
+            int index = unscramble(stag >>> KEY_BITS);
             if (index == 0 || index >= s.length()) {
                 return false;
             }
@@ -197,7 +265,7 @@ public final class StagTable {
     }
 
     private AtomicReferenceArray<TaggedBuffer> grow(AtomicReferenceArray<TaggedBuffer> old) {
-        int length = (int) Math.min((long) maxEntries + 1, 2L * old.length());
+        int length = (int) Math.min((long) highestIndex + 1, 2L * old.length());
         AtomicReferenceArray<TaggedBuffer> grown = new AtomicReferenceArray<>(length);
         for (int i = 0; i < old.length(); i++) {
             grown.lazySet(i, old.get(i));

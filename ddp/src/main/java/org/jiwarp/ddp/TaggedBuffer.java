@@ -58,12 +58,14 @@ public final class TaggedBuffer {
     private final long length;
     private final ByteBuf memory;
     private final boolean remoteInvalidationAllowed;
+    private final int stream;
     /** Bit 31: invalid. Bits 0 to 30: placements in flight. Accessed through {@link #STATE}. */
     @SuppressWarnings("unused")
     private volatile int state;
 
     TaggedBuffer(int stag, int pd, int access, long baseTaggedOffset, long length, ByteBuf memory,
-            boolean remoteInvalidationAllowed) {
+            boolean remoteInvalidationAllowed, int stream) {
+        this.stream = stream;
         this.stag = stag;
         this.pd = pd;
         this.access = access;
@@ -109,6 +111,17 @@ public final class TaggedBuffer {
     }
 
     /** Whether a Send with Invalidate from the peer may invalidate this STag. */
+    /**
+     * The DDP stream the STag is associated with (RFC 5041 section 8.2), as a positive stream
+     * number, or {@link #ANY_STREAM} when it serves every stream of its protection domain.
+     */
+    public int stream() {
+        return stream;
+    }
+
+    /** {@link #stream()} of a region that serves every stream of its protection domain. */
+    public static final int ANY_STREAM = 0;
+
     public boolean remoteInvalidationAllowed() {
         return remoteInvalidationAllowed;
     }

@@ -24,11 +24,10 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * StagTable#register} refuses one), so a segment that wraps is always out of bounds as well, and
  * checking wrap after bounds would never report it.
  *
- * <p>Zero-length segments are checked like any other: the STag must be valid and in the domain, and
- * the TO must lie in {@code [base, base + length]} (an empty segment may sit right at the end).
- * RFC 5041 section 7.1 asks for these checks on non-zero-length tagged segments only, and siw skips
- * them for a zero-length Write; a caller that wants that leniency skips the call, as there is
- * nothing to place.
+ * <p>Zero-length segments passed in are checked like any other: the STag must be valid and in the
+ * domain, and the TO must lie in {@code [base, base + length]}. RFC 5041 section 5.2 says the STag
+ * and TO of a zero-length tagged message are not checked, so RDMAP does not call these for one (as
+ * siw skips them for a zero-length Write): there is nothing to place.
  *
  * <p>All methods are static and allocation-free until they throw.
  */
@@ -44,6 +43,14 @@ public final class TaggedPlacement {
      *     {@link TerminateError#DDP_TAGGED_STAG_NOT_ASSOCIATED}
      */
     public static TaggedBuffer lookup(StagTable table, int stag, int pd) {
+        return lookup(table, stag, pd, TaggedBuffer.ANY_STREAM);
+    }
+
+    /**
+     * As {@link #lookup(StagTable, int, int)} for a segment of DDP stream {@code stream}: an STag
+     * associated with another stream fails too (RFC 5041 section 8.2: the segment is not placed).
+     */
+    public static TaggedBuffer lookup(StagTable table, int stag, int pd, int stream) {
         TaggedBuffer region = table.lookup(stag);
         // RFC 5041 section 7.1: the STag must be valid.
         if (region == null || !region.valid()) {
@@ -54,6 +61,11 @@ public final class TaggedPlacement {
         if (region.pd() != pd) {
             throw new TerminateException(TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED, String.format(
                     "STag 0x%08x belongs to pd %d, the stream to pd %d", stag, region.pd(), pd));
+        }
+        // RFC 5041 section 8.2: an STag associated with one stream serves no other.
+        if (region.stream() != TaggedBuffer.ANY_STREAM && region.stream() != stream) {
+            throw new TerminateException(TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED, String.format(
+                    "STag 0x%08x is bound to stream %d, the segment came on stream %d", stag, region.stream(), stream));
         }
         return region;
     }

@@ -67,10 +67,10 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * never delivered. Nothing is ever placed outside a target that passed its checks.
  *
  * <p>On the first error the deframer throws an {@link MpaException} carrying the error (Netty passes
- * it to {@code exceptionCaught} down the pipeline), discards every octet after it, and, once the
- * exception has gone through the rest of the pipeline (where the RDMAP layer may still send a
- * Terminate), closes the channel. A partial FPDU left when the channel goes inactive is dropped
- * silently: reporting a lost connection is the connection handler's job. {@link FpduReader} is the
+ * it to {@code exceptionCaught} down the pipeline) and discards every octet after it. It does not
+ * close the connection: RFC 5044 section 8 leaves that to DDP's ULP (jiwarp's RDMAP sends its
+ * Terminate, then closes). A partial FPDU left when the channel goes inactive is dropped silently:
+ * reporting a lost connection is the connection handler's job. {@link FpduReader} is the
  * copying reference for the same rules.
  *
  * <p>Per FPDU nothing is allocated in streaming mode; in pipeline mode the emitted buffer. The
@@ -435,17 +435,5 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         dropGathered();
-    }
-
-    /**
-     * Passes the exception on and, when it is this deframer's own failure, closes the channel after the
-     * rest of the pipeline has seen it (RFC 5044 section 8: an MPA error ends the connection).
-     */
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        ctx.fireExceptionCaught(cause);
-        if (failed) {
-            ctx.close();
-        }
     }
 }

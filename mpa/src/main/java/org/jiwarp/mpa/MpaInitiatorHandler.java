@@ -80,12 +80,25 @@ public final class MpaInitiatorHandler extends MpaSetupHandler {
         in.skipBytes(reply.frameLength());
         if (reply.reject()) {
             finish();
+            boolean words = reply.enhanced() && (requestFlags & MpaFrames.ENHANCED_FLAG) != 0;
             ctx.fireExceptionCaught(new MpaRejectedException("the responder rejected the connection",
-                    reply.privateData()));
+                    reply.privateData(), words ? reply.ird() : -1, words ? reply.ord() : -1));
             ctx.close();
             return;
         }
-        established(ctx, negotiate(reply));
+        MpaParameters parameters;
+        try {
+            parameters = negotiate(reply);
+        } catch (MpaException e) {
+            if (e.error() == TerminateError.LLP_INVALID_REQUEST_REPLY) {
+                throw e;
+            }
+            // RFC 6581 section 9: a valid Reply this endpoint cannot go on with (insufficient IRD,
+            // no RTR it can send) is answered with a TERM before the connection ends.
+            failWithTerm(ctx, e, reply.crc() || (requestFlags & MpaFrames.CRC_FLAG) != 0, reply.marker());
+            return;
+        }
+        established(ctx, parameters);
     }
 
     private MpaParameters negotiate(MpaFrame reply) {
@@ -109,12 +122,15 @@ public final class MpaInitiatorHandler extends MpaSetupHandler {
         int ord = settings.ord();
         RtrType rtr = null;
         if (enhanced) {
-            // RFC 6581 section 3: the responder's ORD must fit this endpoint's IRD.
-            if (reply.ord() > ird) {
+            // RFC 6581 section 9.1: the responder's ORD must fit this endpoint's IRD; 0x3FFF in either
+            // word asks for no automatic negotiation, and this endpoint's own value stays.
+            if (reply.ord() != MpaEnhanced.VALUE_MASK && reply.ord() > ird) {
                 throw new MpaException(TerminateError.LLP_INSUFFICIENT_IRD, "the responder's ORD " + reply.ord()
                         + " exceeds this endpoint's IRD " + ird);
             }
-            ord = Math.min(ord, reply.ird());
+            if (reply.ird() != MpaEnhanced.VALUE_MASK) {
+                ord = Math.min(ord, reply.ird());
+            }
             if (settings.peerToPeer()) {
                 if (!reply.peerToPeer() || reply.rtr().size() != 1
                         || !settings.rtrOffers().containsAll(reply.rtr())) {
@@ -133,6 +149,6 @@ public final class MpaInitiatorHandler extends MpaSetupHandler {
         // RFC 5044 section 7.1: CRCs both ways when either side set C.
         boolean crc = reply.crc() || (requestFlags & MpaFrames.CRC_FLAG) != 0;
         return new MpaParameters(true, reply.revision(), enhanced, crc, markersToPeer, markersFromPeer, ird, ord,
-                rtr != null, rtr, settings.mulpdu(markersToPeer), settings.maxInboundUlpdu(), reply.privateData());
+                enhanced ? reply.ird() : -1, enhanced ? reply.ord() : -1, rtr != null, rtr, settings.mulpdu(markersToPeer), settings.maxInboundUlpdu(), reply.privateData());
     }
 }

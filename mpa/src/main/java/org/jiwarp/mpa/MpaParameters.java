@@ -11,6 +11,9 @@ package org.jiwarp.mpa;
  * @param markersFromPeer the peer inserts markers in what it sends
  * @param ird             inbound Read Requests this endpoint must accept (its IRD)
  * @param ord             outbound Read Requests this endpoint may have outstanding (its ORD)
+ * @param peerIrd         the IRD the peer's RFC 6581 words carried (0x3FFF: no automatic negotiation), or
+ *                        -1 without the enhanced setup; RFC 6581 section 9.1 passes it to the ULP
+ * @param peerOrd         the ORD the peer's RFC 6581 words carried, or -1 without the enhanced setup
  * @param peerToPeer      peer-to-peer mode was negotiated
  * @param rtr             the ready-to-receive frame exchanged in peer-to-peer mode, or {@code null};
  *                        a {@link RtrType#SEND} RTR used MSN 1 of queue 0 and a {@link RtrType#READ}
@@ -20,7 +23,7 @@ package org.jiwarp.mpa;
  * @param peerPrivateData the peer's private data, without the RFC 6581 words
  */
 public record MpaParameters(boolean initiator, int revision, boolean enhanced, boolean crc, boolean markersToPeer,
-        boolean markersFromPeer, int ird, int ord, boolean peerToPeer, RtrType rtr, int mulpdu, int maxInboundUlpdu,
+        boolean markersFromPeer, int ird, int ord, int peerIrd, int peerOrd, boolean peerToPeer, RtrType rtr, int mulpdu, int maxInboundUlpdu,
         byte[] peerPrivateData) {
 
     public MpaParameters {
@@ -36,7 +39,7 @@ public record MpaParameters(boolean initiator, int revision, boolean enhanced, b
     public String toString() {
         return "MpaParameters{" + (initiator ? "initiator" : "responder") + ", rev=" + revision
                 + (enhanced ? " enhanced" : "") + ", crc=" + crc + ", markers to/from peer=" + markersToPeer + "/"
-                + markersFromPeer + ", ird=" + ird + ", ord=" + ord + (peerToPeer ? ", p2p rtr=" + rtr : "")
+                + markersFromPeer + ", ird=" + ird + ", ord=" + ord + (peerIrd >= 0 ? ", peer ird/ord=" + peerIrd + "/" + peerOrd : "") + (peerToPeer ? ", p2p rtr=" + rtr : "")
                 + ", mulpdu=" + mulpdu + ", peer private data=" + peerPrivateData.length + " octets}";
     }
 }

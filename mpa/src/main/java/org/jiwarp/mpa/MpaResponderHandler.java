@@ -19,8 +19,10 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * <p>Negotiation, as Linux siw answers: the Reply echoes the Request's revision (down to this
  * endpoint's), sets C when the Request did or the policy requires it, refuses markers by rejecting
  * when the policy says so, gives IRD = min(own IRD, initiator's ORD) and ORD = min(own ORD,
- * initiator's IRD), and in peer-to-peer mode picks the RTR frame WRITE, else READ, else SEND, among
- * those offered and accepted.
+ * initiator's IRD) (answering 0x3FFF with 0x3FFF and keeping its own value, RFC 6581 section 9.1),
+ * and in peer-to-peer mode picks the RTR frame WRITE, else READ, else SEND, among those offered and
+ * accepted, or the first it accepts when none was offered (RFC 6581 section 9.2: the initiator then
+ * sends TERM 2/0/7).
  */
 public final class MpaResponderHandler extends MpaSetupHandler {
 
@@ -32,6 +34,9 @@ public final class MpaResponderHandler extends MpaSetupHandler {
     private MpaFrame request;
     private MpaParameters proposed;
     private int replyFlags;
+    /** The IRD and ORD words of the Reply: the negotiated values, or 0x3FFF answering 0x3FFF. */
+    private int replyIrd;
+    private int replyOrd;
     private Set<RtrType> replyRtr = EnumSet.noneOf(RtrType.class);
 
     public MpaResponderHandler(MpaSettings settings, MpaAcceptor acceptor) {
@@ -86,6 +91,10 @@ public final class MpaResponderHandler extends MpaSetupHandler {
 
     /** Works out the Reply; returns why the Request must be refused, or {@code null}. */
     private String negotiate(MpaFrame frame) {
+        if (settings.strictRfc() && frame.enhanced() && !settings.enhanced()) {
+            // RFC 6581 section 10: a responder without the enhanced setup closes on an enhanced Request.
+            throw MpaFrame.invalid("an enhanced MPA Request, and the enhanced setup is off here (strict mode closes)");
+        }
         int revision = Math.min(frame.revision(), settings.revision());
         boolean enhanced = frame.enhanced() && settings.enhanced() && revision == MpaFrames.REVISION_2;
         int flags = enhanced ? MpaFrames.ENHANCED_FLAG : 0;
@@ -110,22 +119,43 @@ public final class MpaResponderHandler extends MpaSetupHandler {
         int ord = settings.ord();
         RtrType rtr = null;
         if (enhanced) {
-            ird = Math.min(ird, frame.ord());
-            ord = Math.min(ord, frame.ird());
+            ird = negotiated(ird, frame.ord());
+            ord = negotiated(ord, frame.ird());
             if (frame.peerToPeer()) {
                 rtr = chooseRtr(frame.rtr());
                 if (rtr == null) {
+                    // RFC 6581 section 9.2: with none of the offered options in common the Reply still
+                    // sets one this endpoint supports; the initiator then answers with TERM 2/0/7.
+                    rtr = chooseRtr(EnumSet.allOf(RtrType.class));
+                }
+                if (rtr == null) {
                     refusalError = TerminateError.LLP_NO_MATCHING_RTR;
-                    return "no RTR frame in common: offered " + frame.rtr() + ", accepted " + settings.rtrOffers();
+                    return "no RTR frame accepted by this endpoint";
                 }
                 replyRtr = EnumSet.of(rtr);
             }
         }
+        replyIrd = replyWord(ird, frame.ord());
+        replyOrd = replyWord(ord, frame.ird());
         byte[] peerData = frame.privateData();
         proposed = new MpaParameters(false, revision, enhanced, crc, frame.marker(),
-                (flags & MpaFrames.MARKER_FLAG) != 0, ird, ord, rtr != null, rtr, settings.mulpdu(frame.marker()),
+                (flags & MpaFrames.MARKER_FLAG) != 0, ird, ord, enhanced ? frame.ird() : -1,
+                enhanced ? frame.ord() : -1, rtr != null, rtr, settings.mulpdu(frame.marker()),
                 settings.maxInboundUlpdu(), peerData);
         return null;
+    }
+
+    /**
+     * This endpoint's value cut to what the initiator's opposite word allows; RFC 6581 section 9.1:
+     * 0x3FFF there asks for no automatic negotiation, and this endpoint's own value stays.
+     */
+    private static int negotiated(int own, int initiatorOpposite) {
+        return initiatorOpposite == MpaEnhanced.VALUE_MASK ? own : Math.min(own, initiatorOpposite);
+    }
+
+    /** The Reply's word: 0x3FFF answers 0x3FFF (RFC 6581 section 9.1), else the negotiated value. */
+    private static int replyWord(int negotiated, int initiatorOpposite) {
+        return initiatorOpposite == MpaEnhanced.VALUE_MASK ? MpaEnhanced.VALUE_MASK : negotiated;
     }
 
     private RtrType chooseRtr(Set<RtrType> offered) {
@@ -151,24 +181,37 @@ public final class MpaResponderHandler extends MpaSetupHandler {
             // Enhanced setup: cut to what the initiator offered. Without it nothing is exchanged, and
             // the accepting queue pair's own limits hold (the ULPs agree on them out of band).
             MpaParameters p = proposed;
-            boolean negotiated = p.enhanced();
-            proposed = new MpaParameters(p.initiator(), p.revision(), p.enhanced(), p.crc(), p.markersToPeer(),
-                    p.markersFromPeer(), ird < 0 ? p.ird() : negotiated ? Math.min(ird, request.ord()) : ird,
-                    ord < 0 ? p.ord() : negotiated ? Math.min(ord, request.ird()) : ord, p.peerToPeer(), p.rtr(),
+            boolean enhanced = p.enhanced();
+            int newIrd = ird < 0 ? p.ird() : enhanced ? negotiated(ird, request.ord()) : ird;
+            int newOrd = ord < 0 ? p.ord() : enhanced ? negotiated(ord, request.ird()) : ord;
+            proposed = new MpaParameters(p.initiator(), p.revision(), enhanced, p.crc(), p.markersToPeer(),
+                    p.markersFromPeer(), newIrd, newOrd, p.peerIrd(), p.peerOrd(), p.peerToPeer(), p.rtr(),
                     p.mulpdu(), p.maxInboundUlpdu(), p.peerPrivateData());
+            replyIrd = replyWord(newIrd, request.ord());
+            replyOrd = replyWord(newOrd, request.ird());
         }
         int limit = settings.privateDataLimit() - (proposed.enhanced() ? MpaEnhanced.LENGTH : 0);
         if (privateData.length > limit) {
-            fail(ctx, new MpaException(TerminateError.LLP_LOCAL_CATASTROPHIC, "reply private data of "
-                    + privateData.length + " octets exceeds the limit of " + limit));
+            // RFC 6581 section 9.3: a local error with no code of its own is reported with TERM 2/0/5
+            // before the connection ends. The TERM is an FPDU, so a Reply (without the private data
+            // that did not fit) goes first, or the initiator could not read it.
+            MpaException error = new MpaException(TerminateError.LLP_LOCAL_CATASTROPHIC, "reply private data of "
+                    + privateData.length + " octets exceeds the limit of " + limit);
+            if (accept) {
+                ctx.write(MpaFrame.encode(ctx.alloc(), true, replyFlags, proposed.revision(), replyIrd, replyOrd,
+                        proposed.peerToPeer(), replyRtr, new byte[0]));
+                failWithTerm(ctx, error, proposed.crc(), proposed.markersToPeer());
+            } else {
+                fail(ctx, error);
+            }
             return;
         }
         if (!accept) {
             rejectWith(ctx, replyFlags | MpaFrames.REJECT_FLAG, privateData);
             return;
         }
-        ctx.writeAndFlush(MpaFrame.encode(ctx.alloc(), true, replyFlags, proposed.revision(), proposed.ird(),
-                proposed.ord(), proposed.peerToPeer(), replyRtr, privateData));
+        ctx.writeAndFlush(MpaFrame.encode(ctx.alloc(), true, replyFlags, proposed.revision(), replyIrd, replyOrd,
+                proposed.peerToPeer(), replyRtr, privateData));
         established(ctx, proposed, holdFirstFpdu);
     }
 

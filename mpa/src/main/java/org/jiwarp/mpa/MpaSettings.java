@@ -39,8 +39,10 @@ public final class MpaSettings {
     private final int emss;
     private final boolean largeFpdus;
     private final int maxInboundUlpdu;
+    private final boolean strictRfc;
 
     private MpaSettings(Builder b) {
+        this.strictRfc = b.strictRfc;
         this.revision = b.revision;
         this.enhanced = b.enhanced;
         this.crcPolicy = b.crcPolicy;
@@ -83,6 +85,7 @@ public final class MpaSettings {
         b.emss = emss;
         b.largeFpdus = largeFpdus;
         b.maxInboundUlpdu = maxInboundUlpdu;
+        b.strictRfc = strictRfc;
         return b;
     }
 
@@ -96,8 +99,24 @@ public final class MpaSettings {
         return enhanced;
     }
 
+    /**
+     * The CRC policy in force. {@link CrcPolicy#ACCEPT} (the default, as Linux siw: CRCs only when
+     * the peer asks) reads as {@link CrcPolicy#REQUIRE} in {@linkplain #strictRfc() strict mode}:
+     * RFC 5044 section 4.4 has CRCs used by default, suppressed only on an explicit request
+     * ({@link CrcPolicy#REFUSE}).
+     */
     public CrcPolicy crcPolicy() {
-        return crcPolicy;
+        return strictRfc && crcPolicy == CrcPolicy.ACCEPT ? CrcPolicy.REQUIRE : crcPolicy;
+    }
+
+    /**
+     * Strict mode: the RFCs where jiwarp otherwise follows Linux siw. CRCs by default (RFC 5044
+     * section 4.4), MULPDU within [128, 64768] even with {@link #largeFpdus()} (section 3), and a
+     * responder not configured for the enhanced setup closes on an enhanced Request (RFC 6581
+     * section 10). {@code RnicOptions.strictRfc} sets it along with the RDMAP side.
+     */
+    public boolean strictRfc() {
+        return strictRfc;
     }
 
     public MarkerPolicy markerPolicy() {
@@ -145,7 +164,8 @@ public final class MpaSettings {
     /**
      * Frame up to 64 KiB FPDUs regardless of the MSS: a Linux siw compatibility option (siw takes
      * 64 KiB FPDUs). It departs from RFC 5044 section 3, whose MULPDU stays within [128, 64768]
-     * (65530 with this option); without it MULPDU stays in range whatever the EMSS.
+     * (65530 with this option); without it, or in {@linkplain #strictRfc() strict mode}, MULPDU stays in
+     * range whatever the EMSS.
      */
     public boolean largeFpdus() {
         return largeFpdus;
@@ -158,7 +178,7 @@ public final class MpaSettings {
 
     /** MULPDU for outbound FPDUs (RFC 5044 section 5.2), with or without markers toward the peer. */
     public int mulpdu(boolean markersToPeer) {
-        if (largeFpdus) {
+        if (largeFpdus && !strictRfc) {
             return Fpdu.mulpdu(65536, markersToPeer);
         }
         // RFC 5044 section 3: MULPDU stays between 128 and 64768 octets.
@@ -171,7 +191,8 @@ public final class MpaSettings {
     @Override
     public String toString() {
         return "MpaSettings{rev=" + revision + (enhanced ? " enhanced" : "") + ", crc=" + crcPolicy + ", markers="
-                + markerPolicy + ", ird=" + ird + ", ord=" + ord + (peerToPeer ? ", p2p " + rtrOffers : "")
+                + markerPolicy + (strictRfc ? ", strict" : "") + ", ird=" + ird + ", ord=" + ord
+                + (peerToPeer ? ", p2p " + rtrOffers : "")
                 + ", privateDataLimit=" + privateDataLimit + "}";
     }
 
@@ -191,8 +212,15 @@ public final class MpaSettings {
         private int emss = DEFAULT_EMSS;
         private boolean largeFpdus;
         private int maxInboundUlpdu = Fpdu.MAX_ULPDU_LENGTH;
+        private boolean strictRfc;
 
         private Builder() {
+        }
+
+        /** See {@link MpaSettings#strictRfc()}. */
+        public Builder strictRfc(boolean strict) {
+            this.strictRfc = strict;
+            return this;
         }
 
         /** MPA revision 1 (RFC 5044, no enhanced setup) or 2 (RFC 6581). */

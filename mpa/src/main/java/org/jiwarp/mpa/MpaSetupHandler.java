@@ -8,7 +8,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.mpa.FpduWriter;
+import org.jiwarp.wire.rdmap.RdmapHeaders;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateHeader;
 
 /**
  * What the initiator's and the responder's setup handlers share: the handshake timer, failing
@@ -64,6 +69,31 @@ abstract class MpaSetupHandler extends ByteToMessageDecoder {
         stopTimer();
         ctx.fireExceptionCaught(error);
         ctx.close();
+    }
+
+    /**
+     * Reports a setup failure to the peer as RFC 6581 section 9 asks: a TERM (an RDMAP Terminate of
+     * the LLP layer carrying no header, MSN 1 of the Terminate queue) framed as the connection's first
+     * FPDU, with CRC and markers as the frames exchanged said, then the connection ends. The error
+     * goes upward once the TERM has been written. Only the first failure counts.
+     */
+    final void failWithTerm(ChannelHandlerContext ctx, MpaException error, boolean crc, boolean markersToPeer) {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        stopTimer();
+        ByteBuf terminate = ctx.alloc().buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + TerminateHeader.CONTROL_LENGTH);
+        DdpHeaders.writeUntagged(terminate, true, RdmapHeaders.controlByte(RdmapOpcode.TERMINATE), 0,
+                DdpHeaders.QN_TERMINATE, 1, 0);
+        TerminateHeader.write(terminate, error.error(), -1, null, null);
+        ByteBuf fpdu = ctx.alloc().buffer(64);
+        new FpduWriter(crc, markersToPeer).write(terminate, fpdu);
+        terminate.release();
+        ctx.writeAndFlush(fpdu).addListener(written -> {
+            ctx.fireExceptionCaught(error);
+            ctx.close();
+        });
     }
 
     /** Setup is over without full operation (a rejection): stop reading and close after the flush. */

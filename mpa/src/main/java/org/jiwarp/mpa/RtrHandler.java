@@ -46,6 +46,13 @@ final class RtrHandler extends ChannelDuplexHandler {
             return;
         }
         ByteBuf ulpdu = (ByteBuf) msg;
+        if (isTerminate(ulpdu)) {
+            // RFC 6581 section 9.2: a peer that cannot send the RTR frame answers with TERM 2/0/7
+            // instead; it goes up to RDMAP as any Terminate does.
+            ctx.pipeline().remove(this);
+            ctx.fireChannelRead(ulpdu);
+            return;
+        }
         try {
             if (parameters.initiator()) {
                 if (!isZeroLengthReadResponse(ulpdu)) {
@@ -99,6 +106,13 @@ final class RtrHandler extends ChannelDuplexHandler {
             throw new MpaException(TerminateError.LLP_NO_MATCHING_RTR, "the initiator's first FPDU is not the "
                     + "negotiated zero-length " + parameters.rtr() + " RTR frame");
         }
+    }
+
+    private static boolean isTerminate(ByteBuf ulpdu) {
+        int at = ulpdu.readerIndex();
+        return ulpdu.readableBytes() >= DdpHeaders.UNTAGGED_HEADER_LENGTH && !DdpHeaders.tagged(ulpdu, at)
+                && RdmapHeaders.opcode(ulpdu, at) == RdmapOpcode.TERMINATE
+                && DdpHeaders.qn(ulpdu, at) == DdpHeaders.QN_TERMINATE;
     }
 
     private static boolean isZeroLengthReadResponse(ByteBuf ulpdu) {

@@ -151,7 +151,7 @@ class FpduDeframerTest {
                     () -> channel.writeInbound(Unpooled.wrappedBuffer(wire, second + 1, 1)));
             assertSame(TerminateError.LLP_MARKER_ULPDU_LENGTH_MISMATCH, e.error());
             assertTrue(deframer.failed());
-            assertEquals(1, closes.requested);
+            assertEquals(0, closes.requested, "MPA leaves the close to the ULP (RFC 5044 section 8)");
             assertNothingMore(channel, Unpooled.wrappedBuffer(wire, second + 2, wire.length - second - 2));
         } finally {
             closes.hold = false;
@@ -288,9 +288,9 @@ class FpduDeframerTest {
         assertUlpdus(ulpdus, deframeWhole(true, true, FpduTestSupport.writeWithFpduWriter(true, true, ulpdus)));
     }
 
-    /** The error reaches the next handler before the channel closes, so it can still send a Terminate. */
+    /** The error reaches the next handler, which may still send a Terminate; closing is its job, not MPA's. */
     @Test
-    void errorGoesUpBeforeTheClose() {
+    void errorGoesUpAndTheUlpCloses() {
         byte[] wire = flip(FpduTestSupport.writeWithFpduWriter(true, false, pattern(10)), 5, 1);
         List<String> events = new ArrayList<>();
         EmbeddedChannel channel = new EmbeddedChannel(new FpduDeframer(true, false), new ChannelInboundHandlerAdapter() {
@@ -308,8 +308,14 @@ class FpduDeframerTest {
         try {
             channel.writeInbound(Unpooled.wrappedBuffer(wire));
             channel.runPendingTasks();
-            assertEquals(List.of("exception open=true LLP_CRC_ERROR", "inactive"), events);
-            assertFalse(channel.isOpen());
+            // RFC 5044 section 8: MPA does not close the connection itself for errors 2 and 3; DDP's ULP does.
+            assertEquals(List.of("exception open=true LLP_CRC_ERROR"), events);
+            assertTrue(channel.isOpen(), "MPA closed the connection itself");
+            // Whatever follows is discarded, good FPDUs included.
+            channel.writeInbound(Unpooled.wrappedBuffer(FpduTestSupport.writeWithFpduWriter(true, false, pattern(10))));
+            assertNull(channel.readInbound(), "nothing after the error goes up");
+            channel.close();
+            assertEquals(List.of("exception open=true LLP_CRC_ERROR", "inactive"), events, "the ULP's close");
         } finally {
             FpduTestSupport.finish(channel);
         }
@@ -356,7 +362,7 @@ class FpduDeframerTest {
                 assertEquals(expected == TerminateError.LLP_CRC_ERROR ? 0x02 : 0x03, error.error().errorCode());
                 assertUlpdus(good.toArray(new byte[0][]), got);
                 assertTrue(deframer.failed());
-                assertEquals(1, closes.requested, "close requested after the error, " + what);
+                assertEquals(0, closes.requested, "MPA closed the connection itself (RFC 5044 section 8), " + what);
                 if (at < wire.length) {
                     assertNothingMore(channel, Unpooled.wrappedBuffer(wire, at, wire.length - at));
                 }

@@ -159,8 +159,15 @@ class MpaNegotiationTableTest {
                 if (requestCrc && responderCrc == CrcPolicy.REFUSE
                         || requestMarkers && responderMarkers == MarkerPolicy.REFUSE) {
                     responderRefusal = TerminateError.LLP_INVALID_REQUEST_REPLY;
-                } else if (!offers.isEmpty() && chosen == null) {
+                } else if (!offers.isEmpty() && accepted.isEmpty()) {
                     responderRefusal = TerminateError.LLP_NO_MATCHING_RTR;
+                }
+                // RFC 6581 section 9.2: with none in common the Reply still sets one the responder accepts.
+                RtrType replied = chosen;
+                for (RtrType choice : new RtrType[] {RtrType.WRITE, RtrType.READ, RtrType.SEND}) {
+                    if (replied == null && !offers.isEmpty() && accepted.contains(choice)) {
+                        replied = choice;
+                    }
                 }
                 if (responderRefusal != null) {
                     assertTrue(pair.responderApp.requests.isEmpty(), "refused before asking the application");
@@ -186,6 +193,17 @@ class MpaNegotiationTableTest {
                         || replyMarkers && initiatorMarkers == MarkerPolicy.REFUSE) {
                     assertEquals(TerminateError.LLP_INVALID_REQUEST_REPLY, pair.initiatorApp.mpaError().error());
                     assertFalse(pair.initiator.isActive());
+                    return;
+                }
+                if (replied != chosen) {
+                    // The initiator cannot send that RTR: TERM 2/0/7, which reaches the responder's ULP.
+                    assertEquals(TerminateError.LLP_NO_MATCHING_RTR, pair.initiatorApp.mpaError().error());
+                    assertFalse(pair.initiator.isActive());
+                    assertEquals(replied, pair.responderApp.parameters().rtr());
+                    assertEquals(1, pair.responderApp.ulpdus.size(), "the TERM at the responder");
+                    io.netty.buffer.ByteBuf term = Unpooled.wrappedBuffer(pair.responderApp.ulpdus.get(0));
+                    assertEquals(TerminateError.LLP_NO_MATCHING_RTR, org.jiwarp.wire.rdmap.TerminateHeader.error(term,
+                            org.jiwarp.wire.ddp.DdpHeaders.UNTAGGED_HEADER_LENGTH));
                     return;
                 }
                 MpaParameters i = pair.initiatorApp.parameters();

@@ -12,10 +12,15 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.wire.ddp.DdpHeaders;
+import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.FpduWriter;
 import org.jiwarp.wire.mpa.MpaEnhanced;
 import org.jiwarp.wire.mpa.MpaFrames;
+import org.jiwarp.wire.rdmap.RdmapHeaders;
+import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateHeader;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -225,17 +230,85 @@ class MpaSetupErrorsTest {
                 reply(0, 1, new byte[0])));
     }
 
+    /** RFC 6581 section 9.1: TERM 2/0/6, then the connection ends. */
     @Test
     void responderOrdAboveOurIrdIsInsufficientIrd() {
-        assertError(TerminateError.LLP_INSUFFICIENT_IRD, initiatorGets(MpaSettings.builder().ird(2).build(),
-                reply(MpaFrames.ENHANCED_FLAG, 2, enhancedWords(8, 8, false, false, false))));
+        MpaSettings settings = MpaSettings.builder().ird(2).build();
+        ByteBuf reply = reply(MpaFrames.ENHANCED_FLAG, 2, enhancedWords(8, 8, false, false, false));
+        assertTerm(TerminateError.LLP_INSUFFICIENT_IRD, false, initiatorSends(settings, reply.copy()));
+        assertError(TerminateError.LLP_INSUFFICIENT_IRD, initiatorGets(settings, reply));
     }
 
+    /** RFC 6581 section 9.2: TERM 2/0/7, framed with the CRC the Reply asked for. */
     @Test
     void responderChoosingAnRtrNotOfferedIsNoMatchingRtr() {
         MpaSettings settings = MpaSettings.builder().peerToPeer(true).rtrOffers(EnumSet.of(RtrType.WRITE)).build();
-        assertError(TerminateError.LLP_NO_MATCHING_RTR, initiatorGets(settings,
-                reply(MpaFrames.ENHANCED_FLAG, 2, enhancedWords(4, 4, true, false, true))));
+        ByteBuf reply = reply(MpaFrames.ENHANCED_FLAG | MpaFrames.CRC_FLAG, 2, enhancedWords(4, 4, true, false, true));
+        assertTerm(TerminateError.LLP_NO_MATCHING_RTR, true, initiatorSends(settings, reply.copy()));
+        assertError(TerminateError.LLP_NO_MATCHING_RTR, initiatorGets(settings, reply));
+    }
+
+    /** RFC 6581 section 9.1: 0x3FFF in the Reply's ORD asks for no negotiation; the initiator's IRD stays. */
+    @Test
+    void responderOrdAllOnesLeavesTheInitiatorIrd() {
+        MpaPair.Recorder app = new MpaPair.Recorder();
+        EmbeddedChannel channel = new EmbeddedChannel(new MpaInitiatorHandler(MpaSettings.builder().ird(2).ord(3)
+                .build(), new byte[0]), app);
+        try {
+            ((ByteBuf) channel.readOutbound()).release();
+            channel.writeInbound(reply(MpaFrames.ENHANCED_FLAG, 2, enhancedWords(0x3FFF, 0x3FFF, false, false, false)));
+            assertTrue(channel.isActive(), app.errors.toString());
+            MpaParameters p = app.established.get(0).parameters();
+            assertEquals(2, p.ird());
+            assertEquals(3, p.ord());
+            assertEquals(0x3FFF, p.peerIrd());
+            assertEquals(0x3FFF, p.peerOrd());
+        } finally {
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    /** Everything the initiator writes after its Request on this Reply, the channel closed after it. */
+    private static ByteBuf initiatorSends(MpaSettings settings, ByteBuf reply) {
+        EmbeddedChannel channel = new EmbeddedChannel(new MpaInitiatorHandler(settings, new byte[0]),
+                new MpaPair.Recorder());
+        try {
+            ((ByteBuf) channel.readOutbound()).release();
+            channel.writeInbound(reply);
+            assertFalse(channel.isActive(), "the connection is closed after the TERM");
+            ByteBuf all = Unpooled.buffer();
+            for (ByteBuf b; (b = channel.readOutbound()) != null; b.release()) {
+                all.writeBytes(b);
+            }
+            return all;
+        } finally {
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    /** {@code wire} is exactly one FPDU holding the TERM of {@code error}: LLP layer, nothing carried. */
+    static void assertTerm(TerminateError error, boolean crc, ByteBuf wire) {
+        try {
+            FpduReader.Frame frame = new FpduReader(false).read(wire);
+            assertNotNull(frame, "no FPDU after the Reply");
+            assertEquals(0, wire.readableBytes(), "nothing but the TERM");
+            if (crc) {
+                assertEquals(frame.crcComputed, frame.crcField, "the TERM's CRC");
+            }
+            ByteBuf u = Unpooled.wrappedBuffer(frame.ulpdu);
+            int at = DdpHeaders.UNTAGGED_HEADER_LENGTH;
+            assertEquals(at + 4, u.readableBytes(), "DDP header and the Terminate control word alone");
+            assertFalse(DdpHeaders.tagged(u, 0));
+            assertTrue(DdpHeaders.last(u, 0));
+            assertEquals(RdmapOpcode.TERMINATE, RdmapHeaders.opcode(u, 0));
+            assertEquals(DdpHeaders.QN_TERMINATE, DdpHeaders.qn(u, 0));
+            assertEquals(1, DdpHeaders.msn(u, 0));
+            assertEquals(0, DdpHeaders.mo(u, 0));
+            assertEquals(error, TerminateHeader.error(u, at));
+            assertEquals(0, TerminateHeader.hdrct(u, at), "M, D and R clear");
+        } finally {
+            wire.release();
+        }
     }
 
     @Test
@@ -247,8 +320,8 @@ class MpaSetupErrorsTest {
             pair.initiator.writeInbound((ByteBuf) pair.responder.readOutbound());
             ((ByteBuf) pair.initiator.readOutbound()).release(); // the real RTR frame
             ByteBuf send = Unpooled.buffer();
-            org.jiwarp.wire.ddp.DdpHeaders.writeUntagged(send, true, org.jiwarp.wire.rdmap.RdmapHeaders.controlByte(
-                    org.jiwarp.wire.rdmap.RdmapOpcode.SEND), 0, 0, 1, 0);
+            DdpHeaders.writeUntagged(send, true, RdmapHeaders.controlByte(
+                    RdmapOpcode.SEND), 0, 0, 1, 0);
             ByteBuf fpdu = Unpooled.buffer();
             new FpduWriter(false, false).write(send, fpdu);
             send.release();
@@ -289,7 +362,8 @@ class MpaSetupErrorsTest {
             assertEquals(expected, pair.responderApp.mpaError() == null ? null : pair.responderApp.mpaError().error(),
                     pair.responderApp.errors.toString());
             assertTrue(pair.responderApp.ulpdus.isEmpty(), "nothing of a bad FPDU is delivered");
-            assertFalse(pair.responder.isActive());
+            // RFC 5044 section 8: MPA reports errors 2 and 3 and leaves closing to DDP's ULP.
+            assertTrue(pair.responder.isActive(), "MPA closed the connection itself");
         }
     }
 

@@ -33,10 +33,17 @@ public final class AtomicResponder {
 
     private final StagTable stags;
     private final int pd;
+    private final int stream;
 
     public AtomicResponder(StagTable stags, int pd) {
+        this(stags, pd, TaggedBuffer.ANY_STREAM);
+    }
+
+    /** @param stream this stream's number, which a target STag bound to one stream must name */
+    public AtomicResponder(StagTable stags, int pd, int stream) {
         this.stags = stags;
         this.pd = pd;
+        this.stream = stream;
     }
 
     /**
@@ -55,7 +62,7 @@ public final class AtomicResponder {
         }
         int stag = AtomicRequestHeader.remoteStag(ulpdu, header);
         long taggedOffset = AtomicRequestHeader.remoteTaggedOffset(ulpdu, header);
-        TaggedBuffer target = TaggedAccess.checkAtomicTarget(stags, stag, taggedOffset, pd);
+        TaggedBuffer target = TaggedAccess.checkAtomicTarget(stags, stag, taggedOffset, pd, stream);
         long data = AtomicRequestHeader.data(ulpdu, header);
         long dataMask = AtomicRequestHeader.dataMask(ulpdu, header);
         long compare = AtomicRequestHeader.compareData(ulpdu, header);

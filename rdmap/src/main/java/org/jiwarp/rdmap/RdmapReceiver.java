@@ -42,6 +42,10 @@ public final class RdmapReceiver {
 
     private final StagTable stags;
     private final int pd;
+    /** The DDP stream's number, which STags associated with one stream must name (RFC 5041 section 8.2). */
+    private final int stream;
+    /** Whether a Send with Invalidate may invalidate a region shared by every stream of the domain. */
+    private final boolean sharedInvalidation;
     private final UntaggedQueue receives;
     private final OutboundReads outboundReads;
     private final ReadResponder readResponder;
@@ -59,8 +63,20 @@ public final class RdmapReceiver {
 
     public RdmapReceiver(StagTable stags, int pd, UntaggedQueue receives, OutboundReads outboundReads,
             ReadResponder readResponder, RdmapListener listener) {
+        this(stags, pd, TaggedBuffer.ANY_STREAM, true, receives, outboundReads, readResponder, listener);
+    }
+
+    /**
+     * @param stream             this stream's number (positive), or {@link TaggedBuffer#ANY_STREAM}
+     * @param sharedInvalidation whether a peer may invalidate a region that serves every stream of
+     *     the domain (RFC 5040 section 8.1.1 rule 7 says no; Linux siw says yes)
+     */
+    public RdmapReceiver(StagTable stags, int pd, int stream, boolean sharedInvalidation, UntaggedQueue receives,
+            OutboundReads outboundReads, ReadResponder readResponder, RdmapListener listener) {
         this.stags = stags;
         this.pd = pd;
+        this.stream = stream;
+        this.sharedInvalidation = sharedInvalidation;
         this.receives = receives;
         this.outboundReads = outboundReads;
         this.readResponder = readResponder;
@@ -230,15 +246,23 @@ public final class RdmapReceiver {
 
     /** RFC 5040 section 5.3 (RDMA Write): placed straight into the advertised buffer. */
     private void onWrite(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length) {
-        TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.REMOTE_WRITE);
+        if (length == 0) {
+            // RFC 5041 section 5.2: the STag and TO of a zero-length tagged message are not checked.
+            return;
+        }
+        TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, stream, Access.REMOTE_WRITE);
         TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
     }
 
     /** RFC 5040 section 4.5: a Read Response continues the oldest outstanding Read, into its sink. */
     private void onReadResponse(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length, boolean last) {
         OutboundReads.Outstanding completed = outboundReads.response(stag, taggedOffset, length, last);
-        TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.LOCAL_WRITE);
-        TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
+        if (length > 0) {
+            // RFC 5041 section 5.2: a zero-length one places nothing and its STag and TO go unchecked.
+            TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, stream,
+                    Access.LOCAL_WRITE);
+            TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
+        }
         if (completed != null) {
             listener.readCompleted(completed.context());
         }
@@ -267,7 +291,7 @@ public final class RdmapReceiver {
         if (opcode.invalidates()) {
             invalidated = invalidateStag;
             try {
-                TaggedAccess.invalidate(stags, invalidated, pd);
+                TaggedAccess.invalidate(stags, invalidated, pd, stream, sharedInvalidation);
             } catch (TerminateException e) {
                 // The receive is used up: it completes in error, then the Terminate goes out.
                 listener.receiveFailed(placement.buffer(), placement.messageLength(), opcode.solicitedEvent(),

@@ -1,6 +1,7 @@
 package org.jiwarp.rdmap;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import org.jiwarp.ddp.SingleSegmentQueue;
 import org.jiwarp.ddp.StagTable;
@@ -26,17 +27,18 @@ import org.jiwarp.wire.rdmap.ReadRequestHeader;
  */
 public final class ReadResponder {
 
-    /** The IRD entry of an Atomic Request (it keeps no source). */
-    private static final Object ATOMIC = new Object();
+    /** The IRD entry of an Atomic Request or a zero-length Read Request (it keeps no source). */
+    private static final Object NO_SOURCE = new Object();
 
     private final StagTable stags;
     private final int pd;
+    private final int stream;
     private final RdmapTransmitter transmitter;
     private final AtomicResponder atomics;
     private final SingleSegmentQueue queue;
     /**
      * The IRD entries in use: the source of each Read Request accepted and not yet fully answered,
-     * or {@link #ATOMIC} for an Atomic Request whose response has not reached TCP.
+     * or {@link #NO_SOURCE} for an Atomic Request or a zero-length Read whose response has not reached TCP.
      */
     private final InboundReads<Object> inbound;
     private final ChannelFutureListener responseWritten;
@@ -46,10 +48,16 @@ public final class ReadResponder {
      * @param firstMsn       1, or 2 after an RFC 6581 Read RTR used MSN 1 of queue 1
      */
     public ReadResponder(StagTable stags, int pd, RdmapTransmitter transmitter, int ird, long firstMsn) {
+        this(stags, pd, TaggedBuffer.ANY_STREAM, transmitter, ird, firstMsn);
+    }
+
+    /** @param stream this stream's number, which a Data Source STag bound to one stream must name */
+    public ReadResponder(StagTable stags, int pd, int stream, RdmapTransmitter transmitter, int ird, long firstMsn) {
         this.stags = stags;
         this.pd = pd;
+        this.stream = stream;
         this.transmitter = transmitter;
-        this.atomics = new AtomicResponder(stags, pd);
+        this.atomics = new AtomicResponder(stags, pd, stream);
         this.queue = new SingleSegmentQueue(firstMsn, ReadRequestHeader.LENGTH);
         this.inbound = new InboundReads<>(Math.max(ird, 0));
         this.responseWritten = future -> inbound.finishCurrent();
@@ -68,7 +76,17 @@ public final class ReadResponder {
         long size = ReadRequestHeader.readSize(ulpdu, payload);
         int sourceStag = ReadRequestHeader.sourceStag(ulpdu, payload);
         long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, payload);
-        TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd);
+        if (size == 0) {
+            // RFC 5040 section 5.2.1: the Data Source of a zero-length Read is not validated (section
+            // 7.2 checks the source "For non-zero length RDMA Read Request Messages"); its answer is
+            // a zero-length Read Response to the sink.
+            inbound.accept(NO_SOURCE);
+            transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
+                    ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), Unpooled.EMPTY_BUFFER, 0, 0)
+                    .addListener(responseWritten);
+            return;
+        }
+        TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd, stream);
         inbound.accept(source);
         // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP.
         transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
@@ -87,7 +105,7 @@ public final class ReadResponder {
         // RFC 7306 section 5.4: an Atomic Request takes an IRD entry as a Read Request does.
         queue.accept(msn, mo, last, payloadLength, AtomicRequestHeader.LENGTH, inbound.hasRoom());
         long original = atomics.execute(ulpdu, payload);
-        inbound.accept(ATOMIC);
+        inbound.accept(NO_SOURCE);
         transmitter.atomicResponse(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original)
                 .addListener(responseWritten);
     }

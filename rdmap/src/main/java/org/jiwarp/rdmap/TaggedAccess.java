@@ -49,7 +49,13 @@ public final class TaggedAccess {
      */
     public static TaggedBuffer checkSink(StagTable table, int stag, long taggedOffset, int length, int pd,
             int requiredAccess) {
-        TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd);
+        return checkSink(table, stag, taggedOffset, length, pd, TaggedBuffer.ANY_STREAM, requiredAccess);
+    }
+
+    /** As {@link #checkSink(StagTable, int, long, int, int, int)} for a segment of stream {@code stream}. */
+    public static TaggedBuffer checkSink(StagTable table, int stag, long taggedOffset, int length, int pd, int stream,
+            int requiredAccess) {
+        TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd, stream);
         checkAccess(region, stag, requiredAccess);
         TaggedPlacement.checkRange(region, taggedOffset, length);
         return region;
@@ -64,8 +70,14 @@ public final class TaggedAccess {
      * @return the region to read from
      */
     public static TaggedBuffer checkSource(StagTable table, int stag, long taggedOffset, long length, int pd) {
+        return checkSource(table, stag, taggedOffset, length, pd, TaggedBuffer.ANY_STREAM);
+    }
+
+    /** As {@link #checkSource(StagTable, int, long, long, int)} for a Read Request of stream {@code stream}. */
+    public static TaggedBuffer checkSource(StagTable table, int stag, long taggedOffset, long length, int pd,
+            int stream) {
         try {
-            TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd);
+            TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd, stream);
             checkAccess(region, stag, Access.REMOTE_READ);
             TaggedPlacement.checkRange(region, taggedOffset, length);
             return region;
@@ -88,8 +100,13 @@ public final class TaggedAccess {
      * @return the region holding the target
      */
     public static TaggedBuffer checkAtomicTarget(StagTable table, int stag, long taggedOffset, int pd) {
+        return checkAtomicTarget(table, stag, taggedOffset, pd, TaggedBuffer.ANY_STREAM);
+    }
+
+    /** As {@link #checkAtomicTarget(StagTable, int, long, int)} for a request of stream {@code stream}. */
+    public static TaggedBuffer checkAtomicTarget(StagTable table, int stag, long taggedOffset, int pd, int stream) {
         try {
-            TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd);
+            TaggedBuffer region = TaggedPlacement.lookup(table, stag, pd, stream);
             checkAccess(region, stag, Access.REMOTE_ATOMIC);
             TaggedPlacement.checkRange(region, taggedOffset, Long.BYTES);
             // RFC 7306 section 8.2: the target is 64-bit aligned, else 0/2/0x07.
@@ -135,6 +152,19 @@ public final class TaggedAccess {
      * </ul>
      */
     public static void invalidate(StagTable table, int stag, int pd) {
+        invalidate(table, stag, pd, TaggedBuffer.ANY_STREAM, true);
+    }
+
+    /**
+     * As {@link #invalidate(StagTable, int, int)} for a Send with Invalidate of stream {@code stream}.
+     * RFC 5040 section 8.1.1 rule 7: a peer cannot invalidate an STag associated with another stream
+     * (a memory window bound elsewhere), nor, unless {@code sharedInvalidation}, one that serves every
+     * stream of its domain (a memory region); both are protection failures 0/1/0x09.
+     *
+     * @param sharedInvalidation whether a region serving every stream may be invalidated remotely (Linux
+     *     siw lets a peer invalidate any region; strict mode does not)
+     */
+    public static void invalidate(StagTable table, int stag, int pd, int stream, boolean sharedInvalidation) {
         TaggedBuffer region = table.lookup(stag);
         if (region == null) {
             throw new TerminateException(TerminateError.RDMAP_OPERATION_STAG_CANNOT_BE_INVALIDATED,
@@ -148,6 +178,12 @@ public final class TaggedAccess {
         if (!region.remoteInvalidationAllowed()) {
             throw new TerminateException(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED,
                     String.format("Send with Invalidate: STag 0x%08x may not be invalidated remotely", stag));
+        }
+        boolean shared = region.stream() == TaggedBuffer.ANY_STREAM;
+        if (shared ? !sharedInvalidation : region.stream() != stream) {
+            throw new TerminateException(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED, String.format(
+                    "Send with Invalidate: STag 0x%08x %s", stag, shared ? "is shared by every stream of its domain"
+                            : "is bound to stream " + region.stream() + ", not " + stream));
         }
         table.invalidate(stag);
     }

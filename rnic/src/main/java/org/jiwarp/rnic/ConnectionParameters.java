@@ -14,13 +14,17 @@ import org.jiwarp.mpa.MpaParameters;
  * @param markersFromPeer the peer inserts markers in what it sends
  * @param ird             inbound RDMA Reads this end accepts at once
  * @param ord             outbound RDMA Reads this end may have outstanding
+ * @param peerIrd         the peer's IRD as its RFC 6581 words said (0x3FFF: no automatic negotiation), or -1
+ *                        without the enhanced setup; RFC 6581 section 9.1 passes it to the ULP, which may
+ *                        use it to size its own requests
+ * @param peerOrd         the peer's ORD as its RFC 6581 words said, or -1
  * @param peerToPeer      peer-to-peer mode (RFC 6581) was negotiated
  * @param rtr             the ready-to-receive message of peer-to-peer mode, or {@code null}
  * @param mulpdu          the largest ULPDU this end puts in one FPDU
  * @param peerPrivateData the peer's private data
  */
 public record ConnectionParameters(boolean initiator, int revision, boolean enhanced, boolean crc, boolean markersToPeer,
-        boolean markersFromPeer, int ird, int ord, boolean peerToPeer, Rtr rtr, int mulpdu,
+        boolean markersFromPeer, int ird, int ord, int peerIrd, int peerOrd, boolean peerToPeer, Rtr rtr, int mulpdu,
         byte[] peerPrivateData) {
 
     /** The zero-length message peer-to-peer mode exchanges before any other (RFC 6581 section 3). */
@@ -34,7 +38,7 @@ public record ConnectionParameters(boolean initiator, int revision, boolean enha
 
     static ConnectionParameters of(MpaParameters p) {
         return new ConnectionParameters(p.initiator(), p.revision(), p.enhanced(), p.crc(), p.markersToPeer(), p.markersFromPeer(),
-                p.ird(), p.ord(), p.peerToPeer(), p.rtr() == null ? null : Rtr.valueOf(p.rtr().name()), p.mulpdu(),
+                p.ird(), p.ord(), p.peerIrd(), p.peerOrd(), p.peerToPeer(), p.rtr() == null ? null : Rtr.valueOf(p.rtr().name()), p.mulpdu(),
                 p.peerPrivateData());
     }
 
@@ -48,6 +52,7 @@ public record ConnectionParameters(boolean initiator, int revision, boolean enha
         return (initiator ? "initiator" : "responder") + ", MPA revision " + revision + ", CRC "
                 + (crc ? "on" : "off") + ", markers " + (markersToPeer ? "to" : "not to") + " / "
                 + (markersFromPeer ? "from" : "not from") + " the peer, IRD " + ird + ", ORD " + ord
+                + (peerIrd >= 0 ? " (the peer's " + peerIrd + "/" + peerOrd + ")" : "")
                 + (peerToPeer ? ", peer-to-peer with a " + rtr + " RTR" : "") + ", MULPDU " + mulpdu
                 + ", " + peerPrivateData.length + " octets of private data from the peer";
     }

@@ -53,6 +53,15 @@ public final class ProtectionDomain {
     }
 
     /**
+     * Allocates an unbound type 2 memory window ({@code ibv_alloc_mw(pd, IBV_MW_TYPE_2)}); bind it to
+     * a queue pair with {@link QueuePair#bindWindow}.
+     */
+    public MemoryWindow allocateWindow() {
+        checkNotDestroyed();
+        return new MemoryWindow(rnic, this);
+    }
+
+    /**
      * Destroys the protection domain ({@code ibv_dealloc_pd}).
      *
      * @throws IllegalStateException while it has registered regions or queue pairs that are not

@@ -83,6 +83,9 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     /** Whether the deframer was asked to stream to this connection's RDMAP layer. */
     private boolean streaming;
 
+    /** {@link RnicOptions#strictRfc(boolean)}: the RDMAP side of strict mode. */
+    private final boolean strictRfc;
+
     QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
             StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
             CompletableFuture<Void> closed) {
@@ -96,6 +99,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
         this.doorbell = PlatformDependent.newFixedMpscQueue(Math.max(config.sendDepth(), 2));
+        this.strictRfc = qp.rnic().options().strictRfc();
     }
 
     CompletableFuture<QpConnection> established() {
@@ -156,10 +160,13 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         OutboundReads outboundReads = new OutboundReads(Math.max(parameters.ord(), 0));
         transmitter = new RdmapTransmitter(this, parameters.mulpdu(), config.inlineThreshold(),
                 readRtr && parameters.initiator() ? 2 : 1);
-        readResponder = new ReadResponder(stags, pd, transmitter, parameters.ird(),
+        readResponder = new ReadResponder(stags, pd, qp.number(), transmitter, parameters.ird(),
                 readRtr && !parameters.initiator() ? 2 : 1);
-        receiver = new RdmapReceiver(stags, pd, receives, outboundReads, readResponder, this);
-        sendQueue = new SendQueue(ctx, transmitter, outboundReads, completions, config.pd(), state, config.rfc7306());
+        // RFC 5041 section 8.2: the stream's number is its queue pair's, which bound windows name.
+        receiver = new RdmapReceiver(stags, pd, qp.number(), !strictRfc, receives, outboundReads, readResponder,
+                this);
+        sendQueue = new SendQueue(ctx, transmitter, outboundReads, completions, config.pd(), state, config.rfc7306(),
+                strictRfc ? error -> terminate(error, null) : null);
         if (!state.apply(QpEvent.ESTABLISHED).accepted()) {
             // Modified to ERROR while the setup ran.
             established.completeExceptionally(new IllegalStateException("the queue pair left IDLE during setup ("

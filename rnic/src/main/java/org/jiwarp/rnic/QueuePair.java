@@ -58,6 +58,23 @@ public final class QueuePair {
         return number;
     }
 
+    /** The RNIC the queue pair belongs to. */
+    public Rnic rnic() {
+        return rnic;
+    }
+
+    /**
+     * Binds a type 2 memory window to this queue pair ({@code IBV_WR_BIND_MW}, done at once): the
+     * window shows {@code length} octets of {@code region} from {@code offset} with {@code access}
+     * (remote flags the region grants too), under a fresh rkey that only this queue pair's stream
+     * may use (RFC 5041 section 8.2). An earlier binding's rkey stops working.
+     *
+     * @return the new rkey, to advertise to the peer
+     */
+    public int bindWindow(MemoryWindow window, MemoryRegion region, long offset, long length, int access) {
+        return window.bind(this, region, offset, length, access);
+    }
+
     public QpState state() {
         return state.state();
     }

@@ -102,6 +102,23 @@ public final class RnicOptions {
         return transport;
     }
 
+    /**
+     * Strict mode, one switch for the RFCs where jiwarp otherwise follows Linux siw: the MPA side
+     * ({@link MpaSettings#strictRfc()}: CRCs by default, MULPDU capped, an unenhanced responder
+     * closing on an enhanced Request) and the RDMAP side (a peer cannot invalidate a region that
+     * serves every queue pair of its domain, RFC 5040 section 8.1.1 rule 7; a local error building
+     * an outgoing request is reported to the peer with a Terminate sent instead of it, RFC 5040
+     * section 7.1 rule 1). Off by default.
+     */
+    public RnicOptions strictRfc(boolean strict) {
+        return mpa(mpa.toBuilder().strictRfc(strict).build());
+    }
+
+    /** Whether {@link #strictRfc(boolean) strict mode} is on. */
+    public boolean strictRfc() {
+        return mpa.strictRfc();
+    }
+
     public MpaSettings mpa() {
         return mpa;
     }

@@ -116,6 +116,12 @@ final class SendQueue implements ChannelFutureListener {
     private final QpStateMachine state;
     /** Whether the peer implements RFC 7306 ({@link QpConfig#rfc7306}). */
     private final boolean rfc7306;
+    /**
+     * Strict mode's report of a local error building an outgoing request (RFC 5040 section 7.1 rule
+     * 1: a Terminate "sent instead of the request"), or {@code null}: verbs behaviour, the work
+     * request completes in error and the queue pair goes on.
+     */
+    private final java.util.function.Consumer<TerminateError> localError;
     /** The Request Identifier of the next Atomic Request. */
     private int atomicRequestId;
     private final ArrayDeque<SendSlot> posted = new ArrayDeque<>();
@@ -131,6 +137,13 @@ final class SendQueue implements ChannelFutureListener {
 
     SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
             Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306) {
+        this(ctx, transmitter, outboundReads, completions, pd, state, rfc7306, null);
+    }
+
+    SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
+            Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306,
+            java.util.function.Consumer<TerminateError> localError) {
+        this.localError = localError;
         this.ctx = ctx;
         this.transmitter = transmitter;
         this.outboundReads = outboundReads;
@@ -211,7 +224,7 @@ final class SendQueue implements ChannelFutureListener {
                 length = gathered.readableBytes();
             }
         } catch (IllegalArgumentException e) {
-            finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
+            failedBuilding(slot);
             return;
         }
         ChannelFuture written;
@@ -283,7 +296,7 @@ final class SendQueue implements ChannelFutureListener {
         try {
             LocalAccess.checked(sink, pd, Access.LOCAL_WRITE);
         } catch (IllegalArgumentException e) {
-            finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
+            failedBuilding(slot);
             return;
         }
         long sinkOffset = region.address() + sink.offset();
@@ -307,7 +320,7 @@ final class SendQueue implements ChannelFutureListener {
         try {
             LocalAccess.checked(slot.sgl[0], pd, Access.LOCAL_WRITE);
         } catch (IllegalArgumentException e) {
-            finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
+            failedBuilding(slot);
             return;
         }
         int requestId = atomicRequestId++;
@@ -315,6 +328,20 @@ final class SendQueue implements ChannelFutureListener {
                 slot.operands().data(), slot.operands().dataMask(), slot.operands().compareData(),
                 slot.operands().compareMask());
         outboundReads.sentAtomic(slot, requestId);
+    }
+
+    /**
+     * A local protection error found while building the request (a gather list, Read sink or atomic
+     * result entry this queue pair may not use): the work request completes in
+     * {@link WcStatus#LOCAL_PROTECTION_ERROR}; in strict mode the peer is told too, with a Terminate
+     * RDMAP / Local Catastrophic Error carrying no header, sent instead of the request (RFC 5040
+     * section 7.1 rule 1; RFC 7306 section 8.1 for an atomic).
+     */
+    private void failedBuilding(SendSlot slot) {
+        finish(slot, WcStatus.LOCAL_PROTECTION_ERROR, null);
+        if (localError != null) {
+            localError.accept(TerminateError.RDMAP_LOCAL_CATASTROPHIC);
+        }
     }
 
     /** The Atomic Response arrived: the value before lands in the result entry, and the atomic completes. */

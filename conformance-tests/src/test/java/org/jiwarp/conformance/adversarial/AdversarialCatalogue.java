@@ -3,6 +3,7 @@ package org.jiwarp.conformance.adversarial;
 import static org.jiwarp.conformance.adversarial.Outcome.accepted;
 import static org.jiwarp.conformance.adversarial.Outcome.closed;
 import static org.jiwarp.conformance.adversarial.Outcome.connectFails;
+import static org.jiwarp.conformance.adversarial.Outcome.connectFailsWithTerm;
 import static org.jiwarp.conformance.adversarial.Outcome.connectRejected;
 import static org.jiwarp.conformance.adversarial.Outcome.connected;
 import static org.jiwarp.conformance.adversarial.Outcome.setupClosed;
@@ -452,13 +453,16 @@ public final class AdversarialCatalogue {
                 accepted("an FPDU sent before the Reply is handled once setup completes", ctx -> { }))
                 .spec(AdversarialCase.Spec.DEFAULT.manualSetup())
                 .allow(r -> List.of(r.inWrite(0, 16), r.inReceive(0, 4))));
-        e.add(setup("p2p-no-common-rtr", "RFC 6581 9.2",
-                ctx -> ctx.sendSetup(goodRequest(ctx).withWords(MpaBytes.Words.of(4, 4).p2p(true, false, false))
-                        .bytes()),
-                setupRejected(LLP_NO_MATCHING_RTR))
-                .deviation("RFC 6581 9.2: a responder that supports none of the initiator's RTR options MUST still "
-                        + "set one it supports (the initiator then sends TERM 2/0/7); jiwarp rejects the Request "
-                        + "(Reply with R, no RTR bit) and reports 2/0/7 locally"));
+        e.add(op("p2p-no-common-rtr", "RFC 6581 9.2",
+                ctx -> {
+                    ctx.handshake(null, MpaBytes.Words.of(4, 4).p2p(true, false, false));
+                    // RFC 6581 9.2: none offered in common, yet the Reply sets an RTR jiwarp supports.
+                    assertEquals(0x8000, ctx.mpaFrame.irdWord() & 0xC000, "P2P set, no Send RTR in the Reply");
+                    assertEquals(0x8000, ctx.mpaFrame.ordWord() & 0xC000, "the Write RTR in the Reply");
+                    // The initiator, unable to send it, answers with TERM 2/0/7.
+                    ctx.send(Ulpdus.terminate(LLP_NO_MATCHING_RTR));
+                },
+                closed(LLP_NO_MATCHING_RTR)).spec(AdversarialCase.Spec.DEFAULT.manualSetup()));
         e.add(op("p2p-write-rtr-then-send", "RFC 6581 5, 9.2",
                 ctx -> {
                     ctx.sendGood(Ulpdus.write(1, 0, 0)); // RFC 6581: the zero-length Write RTR, STag 1 as siw
@@ -502,14 +506,16 @@ public final class AdversarialCatalogue {
         e.add(op("request-ord-all-ones", "RFC 6581 9.1 (0x3FFF)",
                 ctx -> {
                     ctx.handshake(null, MpaBytes.Words.of(0x3FFF, 0x3FFF));
-                    // RFC 6581 9.1 wants IRD 0x3FFF and ORD 0x3FFF back, the local values unchanged.
-                    assertEquals(JiwarpTarget.IRD, ctx.mpaFrame.ird(), "Reply IRD");
-                    assertEquals(JiwarpTarget.ORD, ctx.mpaFrame.ord(), "Reply ORD");
+                    // RFC 6581 9.1: IRD 0x3FFF and ORD 0x3FFF back, the local values unchanged.
+                    assertEquals(0x3FFF, ctx.mpaFrame.ird(), "Reply IRD");
+                    assertEquals(0x3FFF, ctx.mpaFrame.ord(), "Reply ORD");
                 },
-                accepted("the Reply carries the responder's own IRD/ORD", ctx -> { }))
-                .spec(AdversarialCase.Spec.DEFAULT.manualSetup())
-                .deviation("RFC 6581 9.1: a responder MUST answer an initiator ORD (IRD) of 0x3FFF with IRD "
-                        + "(ORD) 0x3FFF and leave its own value unchanged; jiwarp replies min(own, 0x3FFF) = 4"));
+                accepted("0x3FFF is answered with 0x3FFF; jiwarp keeps its own IRD and ORD", ctx -> {
+                    assertEquals(JiwarpTarget.IRD, ctx.served.qp.parameters().ird(), "local IRD");
+                    assertEquals(JiwarpTarget.ORD, ctx.served.qp.parameters().ord(), "local ORD");
+                    assertEquals(0x3FFF, ctx.served.qp.parameters().peerOrd(), "the initiator's ORD, for the ULP");
+                }))
+                .spec(AdversarialCase.Spec.DEFAULT.manualSetup()));
     }
 
     // MPA startup, jiwarp initiating: RFC 5044 section 7.1.2 rule 3, RFC 6581 sections 9 and 10.
@@ -544,14 +550,13 @@ public final class AdversarialCatalogue {
                 connectRejected("nope".getBytes(StandardCharsets.US_ASCII))));
         e.add(initiator("reply-ord-above-the-initiator-ird", "RFC 6581 9.1",
                 ctx -> ctx.peer.write(goodReply(ctx).withWords(MpaBytes.Words.of(4, 8)).bytes()),
-                connectFails(LLP_INSUFFICIENT_IRD))
-                .deviation("RFC 6581 9.1: an initiator without the IRD the responder's ORD needs MUST send TERM "
-                        + "2/0/6 and terminate; jiwarp fails the connect with 2/0/6 and closes without a TERM"));
+                connectFailsWithTerm(LLP_INSUFFICIENT_IRD)));
         e.add(initiator("reply-ord-all-ones", "RFC 6581 9.1 (0x3FFF)",
                 ctx -> ctx.peer.write(goodReply(ctx).withWords(MpaBytes.Words.of(4, 0x3FFF)).bytes()),
-                connectFails(LLP_INSUFFICIENT_IRD))
-                .deviation("RFC 6581 9.1: on a responder ORD of 0x3FFF the initiator MUST leave its IRD unchanged "
-                        + "(no automatic negotiation); jiwarp takes 0x3FFF as a real ORD, fails with 2/0/6, no TERM"));
+                connected("no automatic negotiation: the initiator keeps its IRD", ctx -> {
+                    assertEquals(JiwarpTarget.IRD, ctx.clientQp.parameters().ird());
+                    assertEquals(0x3FFF, ctx.clientQp.parameters().peerOrd(), "the responder's ORD, for the ULP");
+                })));
         e.add(initiator("reply-ird-all-ones", "RFC 6581 9.1 (0x3FFF)",
                 ctx -> ctx.peer.write(goodReply(ctx).withWords(MpaBytes.Words.of(0x3FFF, 4)).bytes()),
                 connected("the initiator keeps its ORD", ctx -> assertEquals(JiwarpTarget.ORD,
@@ -565,10 +570,8 @@ public final class AdversarialCatalogue {
         e.add(initiator("reply-p2p-rtr-not-offered", "RFC 6581 9.2, 9.3",
                 ctx -> ctx.peer.write(goodReply(ctx).withWords(MpaBytes.Words.of(4, 4).p2p(false, false, true))
                         .bytes()),
-                connectFails(LLP_NO_MATCHING_RTR))
-                .spec(AdversarialCase.Spec.DEFAULT.p2p(false, true, false))
-                .deviation("RFC 6581 9.2: an initiator that cannot generate any responder-supported RTR MUST send "
-                        + "TERM 2/0/7; jiwarp fails the connect with 2/0/7 and closes without a TERM"));
+                connectFailsWithTerm(LLP_NO_MATCHING_RTR))
+                .spec(AdversarialCase.Spec.DEFAULT.p2p(false, true, false)));
         e.add(initiator("reply-sets-c-alone", "RFC 5044 7.1.1 (C), 4.4",
                 ctx -> {
                     assertFalse(ctx.mpaFrame.crc(), "jiwarp's Request does not ask for CRCs by default");
@@ -793,10 +796,13 @@ public final class AdversarialCatalogue {
                 ctx -> ctx.send(Ulpdus.write(ctx.regions.receive.stag(), ctx.regions.receive.address(), 8)),
                 terminate(RDMAP_ACCESS_RIGHTS_VIOLATION, DDP_HEADER)));
         e.add(op("zero-length-write-to-an-unknown-stag", "RFC 5041 5.2, 7.1",
-                ctx -> ctx.send(Ulpdus.write(UNKNOWN_STAG, 0, 0)),
-                terminate(DDP_TAGGED_INVALID_STAG, DDP_HEADER))
-                .deviation("RFC 5041 5.2: the STag and TO of a zero-length tagged message MUST NOT be checked; "
-                        + "jiwarp checks them (TaggedPlacement, on purpose) and terminates with 1/1/0"));
+                ctx -> {
+                    ctx.sendGood(Ulpdus.write(UNKNOWN_STAG, 0, 0));
+                    ctx.fence(1, 0);
+                },
+                accepted("RFC 5041 5.2: the STag and TO of a zero-length Write are not checked; the stream goes on",
+                        ctx -> { }))
+                .allow(r -> List.of(r.inReceive(0, 4))));
         e.add(op("read-from-a-write-only-region", "RFC 5040 7.2 (Read Request 4), 4.8",
                 ctx -> ctx.send(readOf(1, ctx.regions.writeOnly, 0, 16)),
                 terminate(RDMAP_ACCESS_RIGHTS_VIOLATION, DDP_AND_READ_REQUEST)));
@@ -819,11 +825,14 @@ public final class AdversarialCatalogue {
                 ctx -> ctx.send(readOf(1, ctx.regions.readOnly.stag(), -8L, 16)),
                 terminate(RDMAP_TO_WRAP, DDP_AND_READ_REQUEST)));
         e.add(op("zero-length-read-of-an-unknown-stag", "RFC 5040 5.2.1",
-                ctx -> ctx.send(readOf(1, UNKNOWN_STAG, 0, 0)),
-                terminate(RDMAP_INVALID_STAG, DDP_AND_READ_REQUEST))
-                .deviation("RFC 5040 5.2.1: for a zero-length Read Request the Data Source MUST NOT validate the "
-                        + "source STag and TO and MUST answer with a zero-length Read Response; jiwarp validates "
-                        + "(TaggedPlacement.checkSource) and terminates with 0/1/0"));
+                ctx -> ctx.sendGood(readOf(1, UNKNOWN_STAG, 0, 0)),
+                accepted("the source STag is not validated: a zero-length Read Response to the requested sink",
+                        ctx -> {
+                            byte[] response = ctx.peer.await(u -> Ulpdus.isTagged(u, RdmapOpcode.RDMA_READ_RESPONSE),
+                                    Outcome.WAIT_MILLIS);
+                            assertNotNull(response, ctx.peer.describe());
+                            assertReadResponse(response, 0, null);
+                        })));
         e.add(op("zero-length-read-answered", "RFC 5040 5.2.1, 5.2.2",
                 ctx -> ctx.sendGood(readOf(1, ctx.regions.readOnly, 0, 0)),
                 accepted("a zero-length Read Response to the requested sink", ctx -> {

@@ -244,6 +244,39 @@ interface Outcome {
         };
     }
 
+    /**
+     * jiwarp as initiator fails the connect with this MPA error and, as RFC 6581 section 9 asks, sends
+     * TERM (the Terminate of that LLP error, carrying nothing) as its only FPDU after the Reply, then
+     * closes.
+     */
+    static Outcome connectFailsWithTerm(TerminateError mpaError) {
+        return new Outcome() {
+            @Override
+            public void verify(CaseContext ctx) throws Exception {
+                Throwable cause = connectFailure(ctx);
+                assertInstanceOf(MpaException.class, cause, String.valueOf(cause));
+                assertEquals(mpaError, ((MpaException) cause).error(), String.valueOf(cause));
+                RawConnection peer = ctx.peer;
+                peer.startFullOperation(false, false, false);
+                byte[] terminate = peer.await(Ulpdus::isTerminate, WAIT_MILLIS);
+                assertNotNull(terminate, "no TERM; received " + peer.describe());
+                assertTerminate(terminate, mpaError, Carried.NOTHING, null);
+                assertTrue(peer.awaitClosed(WAIT_MILLIS), "the connection stays open after the TERM");
+                assertEquals(1, peer.received().size(), "the TERM is all jiwarp sent after the Reply: "
+                        + peer.describe());
+                assertEquals(List.of(), peer.problems(), "framing of what jiwarp sent");
+                ctx.clientQp.closeFuture().get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+                assertEquals(QpState.ERROR, ctx.clientQp.state());
+            }
+
+            @Override
+            public String describe() {
+                return "connect fails with MPA error " + mpaError.describe() + ", TERM " + mpaError.describe()
+                        + " sent, close";
+            }
+        };
+    }
+
     /** jiwarp as initiator reports the rejection with the responder's private data, and closes. */
     static Outcome connectRejected(byte[] privateData) {
         return new Outcome() {

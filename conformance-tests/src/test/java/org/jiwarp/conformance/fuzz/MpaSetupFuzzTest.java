@@ -27,6 +27,7 @@ import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.mpa.RtrType;
 import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.MpaEnhanced;
+import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.mpa.MpaFrames;
 
 /**
@@ -105,14 +106,26 @@ class MpaSetupFuzzTest {
                     Frame request = Frame.parse(peer, false);
                     require(request != null && p.ird() <= request.ord && p.ord() <= request.ird,
                             "IRD/ORD above what the initiator offered");
-                    require(reply.ird == p.ird() && reply.ord == p.ord(), "the Reply's IRD/ORD differ from the parameters");
+                    // 0x3FFF is answered with 0x3FFF, the local value unchanged (RFC 6581 section 9.1).
+                    require(reply.ird == (request.ord == MpaEnhanced.VALUE_MASK ? MpaEnhanced.VALUE_MASK : p.ird())
+                            && reply.ord == (request.ird == MpaEnhanced.VALUE_MASK ? MpaEnhanced.VALUE_MASK : p.ord()),
+                            "the Reply's IRD/ORD differ from the parameters");
+                    require(p.peerIrd() == request.ird && p.peerOrd() == request.ord, "the initiator's IRD/ORD for the ULP");
                     require(!p.peerToPeer() || reply.rtr.size() == 1 && reply.rtr.contains(p.rtr()),
                             "the Reply names other RTR frames than the one chosen");
                 }
                 checkFpdus(out, reply.length, p.crc(), p.markersToPeer());
+            } else if (!reply.reject()) {
+                // A local error answering (Reply private data over the limit): RFC 6581 section 9.3's
+                // TERM 2/0/5 as the one FPDU after the Reply, then the close.
+                require(hasSetupError(up, TerminateError.LLP_LOCAL_CATASTROPHIC), "a Reply without R but no full "
+                        + "operation, and no local error");
+                Frame request = Frame.parse(peer, false);
+                require(request != null, "a Reply to no Request");
+                requireTerm(out, reply.length, reply.crc(), request.marker(), TerminateError.LLP_LOCAL_CATASTROPHIC);
+                require(!channel.isOpen(), "a failed setup leaves the connection open");
             } else {
                 // No full operation: the only thing sent is a rejection, and the connection ends.
-                require(reply.reject(), "a Reply without R but no full operation");
                 require(reply.length == out.length, "octets after a rejecting Reply");
                 require(!channel.isOpen(), "a rejection leaves the connection open");
             }
@@ -164,11 +177,22 @@ class MpaSetupFuzzTest {
                 require(p.markersToPeer() == reply.marker() && p.markersFromPeer() == request.marker(), "markers");
                 if (settings.enhanced()) {
                     require(reply.enhanced() && reply.revision == MpaFrames.REVISION_2, "enhanced Request, plain Reply");
-                    require(reply.ord <= settings.ird(), "the responder's ORD exceeds our IRD");
-                    require(p.ord() == Math.min(settings.ord(), reply.ird) && p.ird() == settings.ird(), "IRD/ORD");
+                    // RFC 6581 section 9.1: 0x3FFF asks for no automatic negotiation.
+                    require(reply.ord == MpaEnhanced.VALUE_MASK || reply.ord <= settings.ird(),
+                            "the responder's ORD exceeds our IRD");
+                    require(p.ord() == (reply.ird == MpaEnhanced.VALUE_MASK ? settings.ord()
+                            : Math.min(settings.ord(), reply.ird)) && p.ird() == settings.ird(), "IRD/ORD");
                     require(!p.peerToPeer() || settings.rtrOffers().contains(p.rtr()), "RTR not offered");
                 }
                 checkFpdus(out, request.length, p.crc(), p.markersToPeer());
+            } else if (hasSetupError(up, TerminateError.LLP_INSUFFICIENT_IRD)
+                    || hasSetupError(up, TerminateError.LLP_NO_MATCHING_RTR)) {
+                // RFC 6581 sections 9.1 and 9.2: a valid Reply this end cannot go on with is answered
+                // with TERM 2/0/6 or 2/0/7, the one FPDU after the Request.
+                Frame reply = Frame.parse(peer, true);
+                require(reply != null && !reply.reject(), "a TERM without an accepting Reply");
+                TerminateError error = ((org.jiwarp.mpa.MpaException) up.setupErrors.get(0)).error();
+                requireTerm(out, request.length, reply.crc() || request.crc(), reply.marker(), error);
             } else {
                 require(request.length == out.length, "octets after the Request without full operation");
             }
@@ -296,6 +320,32 @@ class MpaSetupFuzzTest {
                 require(!crc || frame.crcGood(), "an FPDU with a bad CRC");
                 require(!markers || frame.markersValid, "an FPDU with a bad marker");
             }
+        } finally {
+            rest.release();
+        }
+    }
+
+    private static boolean hasSetupError(Up up, TerminateError error) {
+        for (Throwable t : up.setupErrors) {
+            if (t instanceof org.jiwarp.mpa.MpaException && ((org.jiwarp.mpa.MpaException) t).error() == error) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** {@code out} from {@code from} on is exactly one FPDU holding the TERM of {@code error}. */
+    private static void requireTerm(byte[] out, int from, boolean crc, boolean markers, TerminateError error) {
+        FpduReader reader = new FpduReader(markers);
+        ByteBuf rest = Unpooled.wrappedBuffer(out, from, out.length - from);
+        try {
+            FpduReader.Frame frame = reader.read(rest);
+            require(frame != null, "no TERM after the setup frame");
+            require(!rest.isReadable(), "octets after the TERM");
+            require(!crc || frame.crcGood(), "the TERM's CRC");
+            require(org.jiwarp.testkit.TerminateCheck.problems(frame.ulpdu, error,
+                    org.jiwarp.testkit.TerminateCheck.Carried.NOTHING, null).isEmpty(), "the TERM is not "
+                    + error.describe() + ": " + org.jiwarp.testkit.TerminateCheck.describe(frame.ulpdu));
         } finally {
             rest.release();
         }

@@ -2,6 +2,7 @@ package org.jiwarp.conformance.matrix;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,7 +14,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
-import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -22,11 +22,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jiwarp.ddp.Access;
-import org.jiwarp.ddp.StagTable;
 import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.FpduDeframer;
 import org.jiwarp.mpa.FpduFramer;
 import org.jiwarp.mpa.MpaConnectRequest;
+import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.mpa.MpaRejectedException;
@@ -34,6 +34,7 @@ import org.jiwarp.mpa.MpaResponderHandler;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.MemoryRegion;
+import org.jiwarp.rnic.MemoryWindow;
 import org.jiwarp.rnic.ProtectionDomain;
 import org.jiwarp.rnic.QpConfig;
 import org.jiwarp.rnic.QpState;
@@ -46,8 +47,10 @@ import org.jiwarp.rnic.SendWorkRequest;
 import org.jiwarp.rnic.Sge;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
+import org.jiwarp.testkit.TerminateCheck;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.mpa.Fpdu;
+import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.FpduWriter;
 import org.jiwarp.wire.mpa.MpaEnhanced;
 import org.jiwarp.wire.mpa.MpaFrames;
@@ -180,6 +183,41 @@ class RfcRequirementsTest {
         }
     }
 
+    /**
+     * Strict mode (RFC 5044 sections 3 and 4.4): MULPDU stays within [128, 64768] even with the siw
+     * option, and CRCs are used by default: the Request sets C, and a responder sets C in the Reply
+     * to a Request without it. An explicit CrcPolicy.REFUSE still suppresses them.
+     */
+    @Test
+    void strictModeCapsMulpduAndUsesCrcs() {
+        MpaSettings strict = MpaSettings.builder().strictRfc(true).largeFpdus(true).build();
+        assertTrue(strict.mulpdu(false) <= 64768 && strict.mulpdu(true) <= 64768, String.valueOf(strict.mulpdu(false)));
+        assertTrue(strict.mulpdu(false) >= 128, String.valueOf(strict.mulpdu(false)));
+        assertEquals(CrcPolicy.REQUIRE, MpaSettings.builder().strictRfc(true).build().crcPolicy());
+        assertEquals(CrcPolicy.REFUSE, MpaSettings.builder().strictRfc(true).crc(CrcPolicy.REFUSE).build()
+                .crcPolicy(), "an explicit request suppresses CRCs");
+        assertEquals(CrcPolicy.REQUIRE, RnicOptions.defaults().strictRfc(true).mpa().crcPolicy(), "one switch");
+        EmbeddedChannel initiator = new EmbeddedChannel(new org.jiwarp.mpa.MpaInitiatorHandler(
+                MpaSettings.builder().strictRfc(true).build(), new byte[0]), new Recorder());
+        try {
+            ByteBuf request = initiator.readOutbound();
+            assertTrue(MpaFrames.crcFlag(request, 0), "the strict Request sets C");
+            request.release();
+        } finally {
+            initiator.finishAndReleaseAll();
+        }
+        EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(MpaSettings.builder().strictRfc(true)
+                .build(), request -> request.accept(new byte[0])), new Recorder());
+        try {
+            responder.writeInbound(enhancedRequest(4, 4, 0));
+            ByteBuf reply = responder.readOutbound();
+            assertTrue(MpaFrames.crcFlag(reply, 0), "the strict Reply sets C to a Request without it");
+            reply.release();
+        } finally {
+            responder.finishAndReleaseAll();
+        }
+    }
+
     private static void assertThrowsIllegalArgument(Runnable r) {
         try {
             r.run();
@@ -227,6 +265,14 @@ class RfcRequirementsTest {
     /** Records what the responder hands the application and what goes wrong. */
     private static final class Recorder extends ChannelInboundHandlerAdapter {
         final List<Throwable> errors = new ArrayList<>();
+        final List<MpaEstablishedEvent> established = new ArrayList<>();
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof MpaEstablishedEvent) {
+                established.add((MpaEstablishedEvent) evt);
+            }
+        }
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
@@ -240,12 +286,11 @@ class RfcRequirementsTest {
     }
 
     /**
-     * Deviation, RFC 6581 section 9.1: both ends MUST pass the peer's IRD and ORD to the ULP (the
-     * initiator also on a Reject). jiwarp passes only the values it negotiated from them, and a
-     * rejection carries the ULP private data alone.
+     * RFC 6581 section 9.1: the peer's IRD and ORD reach the ULP besides the negotiated values, on
+     * the responder (the Request's words) and on the initiator (the Reply's, accepting or rejecting).
      */
     @Test
-    void peerIrdOrdValuesAreNotPassedToTheUlp() {
+    void peerIrdOrdValuesArePassedToTheUlp() {
         AtomicReference<MpaConnectRequest> seen = new AtomicReference<>();
         MpaSettings settings = MpaSettings.builder().ird(4).ord(4).build();
         EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(settings, seen::set), new Recorder());
@@ -254,30 +299,49 @@ class RfcRequirementsTest {
             MpaParameters offered = seen.get().parameters();
             assertEquals(4, offered.ird(), "min(own IRD 4, initiator ORD 12)");
             assertEquals(4, offered.ord(), "min(own ORD 4, initiator IRD 10)");
-            assertFalse(hasAccessor(MpaConnectRequest.class, "ird"), "no accessor for the initiator's IRD");
-            assertFalse(hasAccessor(MpaParameters.class, "peerIrd"));
-            assertFalse(hasAccessor(MpaRejectedException.class, "ird"), "a rejection carries no IRD/ORD");
+            assertEquals(10, offered.peerIrd(), "the initiator's IRD");
+            assertEquals(12, offered.peerOrd(), "the initiator's ORD");
         } finally {
             responder.finishAndReleaseAll();
         }
-    }
-
-    private static boolean hasAccessor(Class<?> type, String fragment) {
-        for (Method m : type.getMethods()) {
-            if (m.getName().toLowerCase(java.util.Locale.ROOT).contains(fragment.toLowerCase(java.util.Locale.ROOT))) {
-                return true;
+        for (boolean reject : new boolean[] {false, true}) {
+            Recorder recorder = new Recorder();
+            EmbeddedChannel initiator = new EmbeddedChannel(new org.jiwarp.mpa.MpaInitiatorHandler(settings,
+                    new byte[0]), recorder);
+            try {
+                ((ByteBuf) initiator.readOutbound()).release();
+                ByteBuf data = Unpooled.buffer();
+                MpaEnhanced.write(data, 3, 2, false, false, false, false);
+                ByteBuf reply = Unpooled.buffer();
+                MpaFrames.write(reply, true, MpaFrames.ENHANCED_FLAG | (reject ? MpaFrames.REJECT_FLAG : 0),
+                        MpaFrames.REVISION_2, data);
+                data.release();
+                initiator.writeInbound(reply);
+                if (reject) {
+                    MpaRejectedException rejected = (MpaRejectedException) recorder.errors.get(0);
+                    assertEquals(3, rejected.peerIrd(), "the rejecting responder's IRD");
+                    assertEquals(2, rejected.peerOrd(), "the rejecting responder's ORD");
+                } else {
+                    MpaParameters p = recorder.established.get(0).parameters();
+                    assertEquals(3, p.peerIrd(), "the responder's IRD");
+                    assertEquals(2, p.peerOrd(), "the responder's ORD");
+                    assertEquals(3, p.ord(), "min(own ORD 4, responder IRD 3)");
+                }
+            } finally {
+                initiator.finishAndReleaseAll();
             }
         }
-        return false;
     }
 
+
     /**
-     * Deviation, RFC 6581 section 9.3: a local error with no specific code MUST be reported with TERM
-     * 2/0/5 before the connection is reset. Reply private data over the limit fails the responder
-     * with 2/0/5 locally; nothing goes to the initiator.
+     * RFC 6581 section 9.3: a local error with no specific code is reported with TERM 2/0/5 before
+     * the connection is reset. Reply private data over the limit is such an error on the responder:
+     * it sends a Reply (without that data, so the initiator can read what follows), then the TERM as
+     * the first FPDU, and closes.
      */
     @Test
-    void replyPrivateDataOverTheLimitFailsWithoutATerm() {
+    void replyPrivateDataOverTheLimitSendsTerm() {
         Recorder recorder = new Recorder();
         EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(MpaSettings.defaults(),
                 request -> request.accept(new byte[600])), recorder);
@@ -286,7 +350,23 @@ class RfcRequirementsTest {
             responder.runPendingTasks();
             assertEquals(TerminateError.LLP_LOCAL_CATASTROPHIC, ((MpaException) recorder.errors.get(0)).error());
             assertFalse(responder.isActive());
-            assertNull(responder.readOutbound(), "neither a Reply nor a TERM");
+            ByteBuf wire = Unpooled.buffer();
+            for (ByteBuf b; (b = responder.readOutbound()) != null; b.release()) {
+                wire.writeBytes(b);
+            }
+            try {
+                assertTrue(MpaFrames.isReply(wire, 0), "a Reply first");
+                assertFalse(MpaFrames.rejectFlag(wire, 0));
+                assertEquals(MpaEnhanced.LENGTH, MpaFrames.privateDataLength(wire, 0), "the IRD/ORD words alone");
+                wire.skipBytes(MpaFrames.HEADER_LENGTH + MpaEnhanced.LENGTH);
+                FpduReader.Frame term = new FpduReader(false).read(wire);
+                assertNotNull(term, "then an FPDU");
+                assertEquals(0, wire.readableBytes(), "nothing after the TERM");
+                assertEquals(List.of(), TerminateCheck.problems(term.ulpdu, TerminateError.LLP_LOCAL_CATASTROPHIC,
+                        TerminateCheck.Carried.NOTHING, null), TerminateCheck.describe(term.ulpdu));
+            } finally {
+                wire.release();
+            }
         } finally {
             responder.finishAndReleaseAll();
         }
@@ -318,52 +398,181 @@ class RfcRequirementsTest {
         }
     }
 
+    /** Strict mode, RFC 6581 section 10: a responder without the enhanced setup closes on an enhanced Request. */
+    @Test
+    void strictRevisionOneResponderClosesOnAnEnhancedRequest() {
+        Recorder recorder = new Recorder();
+        EmbeddedChannel responder = new EmbeddedChannel(new MpaResponderHandler(MpaSettings.builder().revision(1)
+                .strictRfc(true).build(), request -> request.accept(new byte[0])), recorder);
+        try {
+            responder.writeInbound(enhancedRequest(4, 4, 0));
+            assertNull(responder.readOutbound(), "no Reply");
+            assertFalse(responder.isActive(), "closed");
+            assertEquals(TerminateError.LLP_INVALID_REQUEST_REPLY, ((MpaException) recorder.errors.get(0)).error());
+        } finally {
+            responder.finishAndReleaseAll();
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------
     // STags: RFC 5041 section 8.2, RFC 5040 section 8.1.1
 
     /**
-     * Deviation, RFC 5041 sections 8.2 and 8.3: DDP MUST support both Protection Domain and DDP
-     * Stream association of STags; jiwarp has Protection Domains only, so a region serves every
-     * queue pair of its domain.
+     * RFC 5041 sections 8.2 and 8.3: STags associated with a protection domain (a memory region
+     * serves every queue pair of its domain) and with one DDP stream (a type 2 memory window bound
+     * to a queue pair). A Write through the window on another stream is not placed: that stream
+     * ends with DDP "STag not associated with DDP Stream" (1/1/2); a Read of it there with RDMAP's
+     * 0/1/3.
      */
     @Test
-    void stagsServeEveryStreamOfTheirDomain() throws Exception {
-        try (Servers s = new Servers()) {
+    void windowsServeOnlyTheirQueuePair() throws Exception {
+        try (Servers s = new Servers(RnicOptions.defaults().threads(1))) {
+            QueuePair servedA = s.accept(new QpConfig(s.serverPd, s.server.createCq(64), s.server.createCq(64)));
+            QueuePair clientA = s.connect();
+            QueuePair servedB = s.accept(new QpConfig(s.serverPd, s.server.createCq(64), s.server.createCq(64)));
+            QueuePair clientB = s.connect();
             MemoryRegion target = s.serverPd.register(ByteBuffer.allocateDirect(64), ALL);
-            for (int i = 0; i < 2; i++) {
-                QueuePair client = s.connect();
-                MemoryRegion source = client.pd().register(ByteBuffer.allocateDirect(8), ALL);
-                source.buffer().setLong(0, 0x1111_0000L + i);
-                client.postSend(SendWorkRequest.write(1, target.address() + 8L * i, target.rkey(),
-                        new Sge(source, 0, 8)));
-                WorkCompletion wc = client.sendCq().take(10, TimeUnit.SECONDS);
-                assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
-            }
-            assertTimely(() -> target.buffer().getLong(8) == 0x1111_0001L);
-            assertEquals(0x1111_0000L, target.buffer().getLong(0), "written through the first queue pair");
-            assertEquals(0x1111_0001L, target.buffer().getLong(8), "written through the second queue pair");
+            MemoryWindow window = s.serverPd.allocateWindow();
+            int rkey = servedA.bindWindow(window, target, 16, 32, Access.REMOTE_WRITE | Access.REMOTE_READ);
+            assertEquals(servedA.number(), window.queuePair());
+            assertEquals(target.address() + 16, window.address());
+            // The region's own STag serves both queue pairs of the domain.
+            writeLong(clientB, target.address(), target.rkey(), 0x5555L, WcStatus.SUCCESS);
+            assertTimely(() -> target.buffer().getLong(0) == 0x5555L);
+            // The window's serves its queue pair.
+            writeLong(clientA, window.address(), rkey, 0x1111L, WcStatus.SUCCESS);
+            assertTimely(() -> target.buffer().getLong(16) == 0x1111L);
+            // And no other: not placed, the stream is terminated.
+            writeLong(clientB, window.address() + 8, rkey, 0x2222L, null);
+            servedB.closeFuture().get(10, TimeUnit.SECONDS);
+            assertEquals(TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED, servedB.terminateSent());
+            assertEquals(0L, target.buffer().getLong(24), "nothing placed through another stream");
+            assertEquals(QpState.RTS, servedA.state(), "the window's own stream goes on");
+            // A Read through the window on a third stream: RDMAP's Remote Protection error 0x03.
+            QueuePair servedC = s.accept(new QpConfig(s.serverPd, s.server.createCq(64), s.server.createCq(64)));
+            QueuePair clientC = s.connect();
+            MemoryRegion sink = clientC.pd().register(ByteBuffer.allocateDirect(8), ALL);
+            clientC.postSend(SendWorkRequest.read(3, window.address(), rkey, new Sge(sink, 0, 8)));
+            servedC.closeFuture().get(10, TimeUnit.SECONDS);
+            assertEquals(TerminateError.RDMAP_STAG_NOT_ASSOCIATED, servedC.terminateSent());
+            // Rebinding gives a fresh rkey; the old one stops working.
+            int again = servedA.bindWindow(window, target, 0, 8, Access.REMOTE_WRITE);
+            assertNotEquals(rkey, again);
+            writeLong(clientA, target.address(), again, 0x3333L, WcStatus.SUCCESS);
+            assertTimely(() -> target.buffer().getLong(0) == 0x3333L);
+            window.deallocate();
+            assertFalse(window.valid());
         }
     }
 
     /**
-     * Deviation (weak), RFC 5040 section 8.1.1 rule 8: STags MUST be hard to predict. jiwarp's STag
-     * is a sequential 24-bit index with an 8-bit key, random for a fresh index and incremented on
-     * reuse: a peer that knows one STag guesses the next with probability 1/256.
+     * RFC 5040 section 8.1.1 rule 7: a peer cannot invalidate an STag shared by several streams. A
+     * window's own peer may invalidate it (type 2); a peer on another stream may not (0/1/9). In
+     * strict mode a region serving every queue pair of its domain cannot be invalidated remotely
+     * either; by default it can, as Linux siw lets a peer invalidate any region (see the row's note).
      */
     @Test
-    void stagsAreSequentialIndicesWithAnEightBitKey() {
-        StagTable table = new StagTable(1 << 10);
-        ByteBuf memory = Unpooled.buffer(16);
-        try {
-            int previous = table.register(1, memory, 0x1000, 16, ALL).stag();
-            for (int i = 0; i < 8; i++) {
-                int stag = table.register(1, memory, 0x1000, 16, ALL).stag();
-                assertEquals((previous >>> StagTable.KEY_BITS) + 1, stag >>> StagTable.KEY_BITS, "sequential index");
-                previous = stag;
+    void onlyAWindowsOwnPeerInvalidatesItAndStrictModeProtectsSharedRegions() throws Exception {
+        for (boolean strict : new boolean[] {false, true}) {
+            try (Servers s = new Servers(RnicOptions.defaults().threads(1).strictRfc(strict))) {
+                QueuePair servedA = s.accept(new QpConfig(s.serverPd, s.server.createCq(64), s.server.createCq(64)));
+                QueuePair clientA = s.connect();
+                QueuePair servedB = s.accept(new QpConfig(s.serverPd, s.server.createCq(64), s.server.createCq(64)));
+                QueuePair clientB = s.connect();
+                MemoryRegion receives = s.serverPd.register(ByteBuffer.allocateDirect(64), ALL);
+                servedA.postReceive(new ReceiveWorkRequest(1, new Sge(receives, 0, 32)));
+                servedB.postReceive(new ReceiveWorkRequest(2, new Sge(receives, 32, 32)));
+                MemoryRegion shared = s.serverPd.register(ByteBuffer.allocateDirect(64), ALL);
+                MemoryWindow window = s.serverPd.allocateWindow();
+                int rkey = servedA.bindWindow(window, shared, 0, 64, Access.REMOTE_WRITE);
+                MemoryRegion source = clientB.pd().register(ByteBuffer.allocateDirect(8), ALL);
+                // Another stream's peer: refused, the window stays valid.
+                clientB.postSend(SendWorkRequest.sendWithInvalidate(1, rkey, new Sge(source, 0, 8)));
+                servedB.closeFuture().get(10, TimeUnit.SECONDS);
+                assertEquals(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED, servedB.terminateSent());
+                assertTrue(window.valid(), "a peer on another stream cannot invalidate the window");
+                // The region every queue pair shares: strict mode refuses, by default (siw) it goes.
+                MemoryRegion sourceA = clientA.pd().register(ByteBuffer.allocateDirect(8), ALL);
+                clientA.postSend(SendWorkRequest.sendWithInvalidate(2, shared.rkey(), new Sge(sourceA, 0, 8)));
+                if (strict) {
+                    servedA.closeFuture().get(10, TimeUnit.SECONDS);
+                    assertEquals(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED, servedA.terminateSent());
+                    assertTrue(shared.valid(), "strict mode: a shared region cannot be invalidated remotely");
+                    continue;
+                }
+                WorkCompletion wc = servedA.receiveCq().take(10, TimeUnit.SECONDS);
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                assertEquals(shared.rkey(), wc.invalidatedStag());
+                assertFalse(shared.valid());
+                // The window's own peer invalidates it.
+                servedA.postReceive(new ReceiveWorkRequest(3, new Sge(receives, 0, 32)));
+                clientA.postSend(SendWorkRequest.sendWithInvalidate(3, rkey, new Sge(sourceA, 0, 8)));
+                wc = servedA.receiveCq().take(10, TimeUnit.SECONDS);
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                assertEquals(rkey, wc.invalidatedStag());
+                assertFalse(window.valid(), "its own peer invalidated the window");
             }
-            assertEquals(9, table.size());
-        } finally {
-            memory.release();
+        }
+    }
+
+    /**
+     * RFC 5040 section 7.1 rule 1 and RFC 7306 section 8.1, in strict mode: a local error building an
+     * outgoing Send (a gather list in a deregistered region) or Atomic Request (a result entry that
+     * is not locally writable) completes the work request in LOCAL_PROTECTION_ERROR and is reported
+     * to the peer with a Terminate sent instead of the request, carrying no header; nothing follows.
+     * Without strict mode the verbs behaviour stays (AdversarialPeerTest's
+     * local-protection-error-sends-no-terminate).
+     */
+    @Test
+    void strictModeSendsATerminateInsteadOfARequestThatFailsLocally() throws Exception {
+        for (boolean atomic : new boolean[] {false, true}) {
+            try (Servers s = new Servers(RnicOptions.defaults().threads(1).strictRfc(true))) {
+                QueuePair served = s.accept(new QpConfig(s.serverPd, s.server.createCq(64), s.server.createCq(64))
+                        .rfc7306(true));
+                QueuePair client = s.connect();
+                MemoryRegion receives = client.pd().register(ByteBuffer.allocateDirect(64), ALL);
+                client.postReceive(new ReceiveWorkRequest(1, new Sge(receives, 0, 64)));
+                assertTimely(() -> served.state() == QpState.RTS);
+                // The responder sends nothing before the initiator's first FPDU (RFC 5044 7.1.2): one Send.
+                MemoryRegion landing = s.serverPd.register(ByteBuffer.allocateDirect(64), ALL);
+                served.postReceive(new ReceiveWorkRequest(2, new Sge(landing, 0, 64)));
+                client.postSend(SendWorkRequest.send(3, new Sge(receives, 0, 8)));
+                assertEquals(WcStatus.SUCCESS, served.receiveCq().take(10, TimeUnit.SECONDS).status());
+                MemoryRegion gone = s.serverPd.register(ByteBuffer.allocateDirect(64), ALL);
+                gone.deregister();
+                MemoryRegion readOnly = s.serverPd.register(ByteBuffer.allocateDirect(64), Access.REMOTE_READ);
+                served.postSend(atomic
+                        ? SendWorkRequest.fetchAdd(7, receives.address(), receives.rkey(), new Sge(readOnly, 0, 8), 1)
+                        : SendWorkRequest.send(7, new Sge(gone, 0, 8)));
+                WorkCompletion wc = served.sendCq().take(10, TimeUnit.SECONDS);
+                assertEquals(7, wc.workRequestId(), wc.toString());
+                assertEquals(WcStatus.LOCAL_PROTECTION_ERROR, wc.status(), wc.toString());
+                client.closeFuture().get(10, TimeUnit.SECONDS);
+                // Recorded once its write completed, which may come after the peer has read it.
+                assertTimely(() -> served.terminateSent() != null);
+                assertEquals(TerminateError.RDMAP_LOCAL_CATASTROPHIC, served.terminateSent());
+                assertEquals(TerminateError.RDMAP_LOCAL_CATASTROPHIC, client.terminateReceived().error(),
+                        client.terminateReceived().describe());
+                assertEquals(0, client.terminateReceived().hdrct(), "the Terminated headers are zero");
+                WorkCompletion flushed = client.receiveCq().take(10, TimeUnit.SECONDS);
+                if (flushed.workRequestId() == 3) {
+                    flushed = client.receiveCq().take(10, TimeUnit.SECONDS); // the client's own Send, before
+                }
+                assertEquals(1, flushed.workRequestId(), flushed.toString());
+                assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, flushed.status(), "nothing arrived instead: "
+                        + flushed);
+            }
+        }
+    }
+
+    private static void writeLong(QueuePair client, long address, int rkey, long value, WcStatus expected)
+            throws Exception {
+        MemoryRegion source = client.pd().register(ByteBuffer.allocateDirect(8), ALL);
+        source.buffer().setLong(0, value);
+        client.postSend(SendWorkRequest.write(value, address, rkey, new Sge(source, 0, 8)));
+        if (expected != null) {
+            WorkCompletion wc = client.sendCq().take(10, TimeUnit.SECONDS);
+            assertEquals(expected, wc.status(), wc.toString());
         }
     }
 
@@ -413,19 +622,30 @@ class RfcRequirementsTest {
 
     /** A server RNIC whose listener accepts each connection onto the next prepared queue pair. */
     private static final class Servers implements AutoCloseable {
-        final Rnic server = Rnic.open(RnicOptions.defaults().threads(1));
+        final Rnic server;
         final Rnic client = Rnic.open(RnicOptions.defaults().threads(1));
-        final ProtectionDomain serverPd = server.allocatePd();
+        final ProtectionDomain serverPd;
         final ProtectionDomain clientPd = client.allocatePd();
         private final java.util.concurrent.LinkedBlockingQueue<QueuePair> prepared =
                 new java.util.concurrent.LinkedBlockingQueue<>();
-        private final RnicListener listener = server.listen(new InetSocketAddress("127.0.0.1", 0), request -> {
-            QueuePair qp = prepared.poll();
-            if (qp == null) {
-                qp = server.createQp(new QpConfig(serverPd, server.createCq(64), server.createCq(64)));
-            }
-            request.accept(qp, new byte[0]);
-        });
+        private final RnicListener listener;
+
+        Servers() {
+            this(RnicOptions.defaults().threads(1));
+        }
+
+        /** With the server's options (strict mode, say). */
+        Servers(RnicOptions serverOptions) {
+            server = Rnic.open(serverOptions);
+            serverPd = server.allocatePd();
+            listener = server.listen(new InetSocketAddress("127.0.0.1", 0), request -> {
+                QueuePair qp = prepared.poll();
+                if (qp == null) {
+                    qp = server.createQp(new QpConfig(serverPd, server.createCq(64), server.createCq(64)));
+                }
+                request.accept(qp, new byte[0]);
+            });
+        }
 
         /** The queue pair that accepts the next connection. */
         QueuePair accept(QpConfig config) {
