@@ -174,12 +174,12 @@ public final class RdmapReceiver {
         long taggedOffset = DdpHeaders.taggedOffset(header, at);
         int length = segmentLength - headerLength;
         if (opcode == RdmapOpcode.RDMA_WRITE) {
-            streamSink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.REMOTE_WRITE);
+            streamSink = sink(stag, taggedOffset, length, Access.REMOTE_WRITE);
             streamCompletes = null;
         } else {
             // RFC 5040 section 4.5: the Read Response continues the oldest outstanding Read.
             streamCompletes = outboundReads.response(stag, taggedOffset, length, DdpHeaders.last(header, at));
-            streamSink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, Access.LOCAL_WRITE);
+            streamSink = sink(stag, taggedOffset, length, Access.LOCAL_WRITE);
         }
         streamOffset = taggedOffset;
         return true;
@@ -203,8 +203,10 @@ public final class RdmapReceiver {
             }
             return;
         }
-        TaggedPlacement.place(streamSink, streamOffset, source, index, length);
-        streamOffset += length;
+        if (streamSink != null) { // null only for a zero-length segment, which has no payload
+            TaggedPlacement.place(streamSink, streamOffset, source, index, length);
+            streamOffset += length;
+        }
     }
 
     /**
@@ -244,23 +246,28 @@ public final class RdmapReceiver {
         return true;
     }
 
+    /**
+     * The checked target of a tagged segment on this stream (RFC 5041 section 8.2: an STag associated
+     * with another stream fails), or {@code null} for a zero-length one, whose STag and TO are not
+     * checked (RFC 5041 section 5.2).
+     */
+    private TaggedBuffer sink(int stag, long taggedOffset, int length, int access) {
+        return length == 0 ? null : TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, stream, access);
+    }
+
     /** RFC 5040 section 5.3 (RDMA Write): placed straight into the advertised buffer. */
     private void onWrite(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length) {
-        if (length == 0) {
-            // RFC 5041 section 5.2: the STag and TO of a zero-length tagged message are not checked.
-            return;
+        TaggedBuffer sink = sink(stag, taggedOffset, length, Access.REMOTE_WRITE);
+        if (sink != null) {
+            TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
         }
-        TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, stream, Access.REMOTE_WRITE);
-        TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
     }
 
     /** RFC 5040 section 4.5: a Read Response continues the oldest outstanding Read, into its sink. */
     private void onReadResponse(ByteBuf ulpdu, int stag, long taggedOffset, int payload, int length, boolean last) {
         OutboundReads.Outstanding completed = outboundReads.response(stag, taggedOffset, length, last);
-        if (length > 0) {
-            // RFC 5041 section 5.2: a zero-length one places nothing and its STag and TO go unchecked.
-            TaggedBuffer sink = TaggedAccess.checkSink(stags, stag, taggedOffset, length, pd, stream,
-                    Access.LOCAL_WRITE);
+        TaggedBuffer sink = sink(stag, taggedOffset, length, Access.LOCAL_WRITE);
+        if (sink != null) {
             TaggedPlacement.place(sink, taggedOffset, ulpdu, payload, length);
         }
         if (completed != null) {

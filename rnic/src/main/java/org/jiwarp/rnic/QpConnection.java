@@ -166,7 +166,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         receiver = new RdmapReceiver(stags, pd, qp.number(), !strictRfc, receives, outboundReads, readResponder,
                 this);
         sendQueue = new SendQueue(ctx, transmitter, outboundReads, completions, config.pd(), state, config.rfc7306(),
-                strictRfc ? error -> terminate(error, null) : null);
+                strictRfc ? error -> terminate(error, null, 0) : null);
         if (!state.apply(QpEvent.ESTABLISHED).accepted()) {
             // Modified to ERROR while the setup ran.
             established.completeExceptionally(new IllegalStateException("the queue pair left IDLE during setup ("
