@@ -3,6 +3,7 @@ package org.jiwarp.rnic;
 import io.netty.util.internal.PlatformDependent;
 import java.util.Queue;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
 
@@ -19,6 +20,8 @@ final class Completions {
     private final AtomicInteger receiveOutstanding = new AtomicInteger();
     /** Send slots whose completion was reported: taken by posting threads, given back by the event loop. */
     private final Queue<SendQueue.SendSlot> freeSlots;
+    /** On the event loop only: a failed receive's completion waiting for its Terminate. */
+    private FailedReceive failedReceive;
 
     Completions(QueuePair qp, QpConfig config) {
         this.qp = qp;
@@ -89,5 +92,30 @@ final class Completions {
 
     void receiveFlushed(long id) {
         receive(id, WcStatus.WORK_REQUEST_FLUSH_ERROR, 0, 0, false, null);
+    }
+
+    /**
+     * Holds the completion of a receive used up by a segment that failed, until
+     * {@link #releaseFailedReceive()}: the Terminate goes out first, so an application that disconnects
+     * on the completion (rping's server does) cannot close the stream before it.
+     */
+    void holdFailedReceive(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
+        failedReceive = new FailedReceive(buffer, length, solicited, error);
+    }
+
+    /** Completes the receive {@link #holdFailedReceive} held, if any. */
+    void releaseFailedReceive() {
+        FailedReceive failed = failedReceive;
+        if (failed == null) {
+            return;
+        }
+        failedReceive = null;
+        // A receive whose memory went away under it is a local protection error, as in the verbs.
+        WcStatus status = failed.error == TerminateError.DDP_LOCAL_CATASTROPHIC ? WcStatus.LOCAL_PROTECTION_ERROR
+                : WcStatus.LOCAL_QP_OPERATION_ERROR;
+        receive(failed.buffer.workRequestId(), status, failed.length, 0, failed.solicited, failed.error);
+    }
+
+    private record FailedReceive(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
     }
 }

@@ -9,11 +9,8 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DuplexChannel;
-import io.netty.util.internal.PlatformDependent;
-import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.StagTable;
@@ -71,15 +68,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private boolean reading;
     private volatile RemoteTerminate terminateReceived;
     private volatile TerminateError terminateSent;
-    /**
-     * Work posted from other threads, taken by the event loop in one batch per ring, as an RNIC's
-     * doorbell: no task object per post, and a burst of posts goes to TCP with one flush. Bounded by
-     * the send queue's depth (a slot in it is admitted), so it never grows and never allocates.
-     */
-    private final Queue<SendQueue.SendSlot> doorbell;
-    private final AtomicBoolean rung = new AtomicBoolean();
-    private final Runnable answerDoorbell = this::answerDoorbell;
-    private FailedReceive failedReceive;
+    /** Work posted from other threads, waiting for the event loop. */
+    private final Doorbell doorbell;
     /** Whether the deframer was asked to stream to this connection's RDMAP layer. */
     private boolean streaming;
 
@@ -98,7 +88,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         this.events = events;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
-        this.doorbell = PlatformDependent.newFixedMpscQueue(Math.max(config.sendDepth(), 2));
+        this.doorbell = new Doorbell(config.sendDepth(), this::answerDoorbellNow);
         this.strictRfc = qp.rnic().options().strictRfc();
     }
 
@@ -183,7 +173,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     /** On the event loop: posts {@code slot} after anything rung in before it. */
     void post(SendQueue.SendSlot slot) {
-        takeDoorbell();
+        doorbell.takeInto(sendQueue);
         sendQueue.enqueue(slot);
         sendQueue.issueWaiting();
         flushIfNeeded();
@@ -197,42 +187,25 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     /**
      * From any thread: queues {@code slot} for the event loop without waking it (a chain's posts, then
-     * one {@link #wake()}, or {@link #answerDoorbell()} on the event loop).
+     * one {@link #wake()}, or {@link #answerDoorbellNow()} on the event loop).
      */
     void queue(SendQueue.SendSlot slot) {
         if (!doorbell.offer(slot)) {
-            // Cannot happen while admission bounds the slots (see doorbell); never lose a post if it does.
+            // Cannot happen while admission bounds the slots; never lose a post if it does.
             ctx.executor().execute(() -> post(slot));
         }
     }
 
     /** Wakes the event loop for the doorbell unless a wake-up is pending. */
     void wake() {
-        if (!rung.get() && rung.compareAndSet(false, true)) {
-            ctx.executor().execute(answerDoorbell);
-        }
+        doorbell.ring(ctx.executor());
     }
 
     /** On the event loop: posts what the doorbell holds and flushes. */
     void answerDoorbellNow() {
-        takeDoorbell();
+        doorbell.takeInto(sendQueue);
         sendQueue.issueWaiting();
         flushIfNeeded();
-    }
-
-    private void answerDoorbell() {
-        // Cleared first: a slot added after this point rings again (at worst an empty answer).
-        rung.set(false);
-        answerDoorbellNow();
-    }
-
-    private void takeDoorbell() {
-        for (SendQueue.SendSlot slot; (slot = doorbell.poll()) != null; ) {
-            if (slot.prepared != null) {
-                slot.reset(); // a prepared slot is reset where all its uses happen, here
-            }
-            sendQueue.enqueue(slot);
-        }
     }
 
     /** Posts a receive from any thread (the queue takes posts concurrently with placement). */
@@ -317,7 +290,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         } catch (TerminateException e) {
             terminate(e.error(), ulpdu, ulpdu.readableBytes());
         } finally {
-            reportFailedReceive();
+            completions.releaseFailedReceive();
         }
     }
 
@@ -330,7 +303,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     /** A streamed segment of {@code length} octets, of which {@code header} holds the header, failed a check. */
     void streamedSegmentFailed(TerminateException e, ByteBuf header, int length) {
         terminate(e.error(), header, length);
-        reportFailedReceive();
+        completions.releaseFailedReceive();
     }
 
     @Override
@@ -349,23 +322,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     public void receiveFailed(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
         // Reported once the Terminate is out (channelRead): an application that disconnects on this
         // completion, as rping's server does, must not overtake the Terminate and close without it.
-        failedReceive = new FailedReceive(buffer, length, solicited, error);
-    }
-
-    private void reportFailedReceive() {
-        FailedReceive failed = failedReceive;
-        if (failed == null) {
-            return;
-        }
-        failedReceive = null;
-        // A receive whose memory went away under it is a local protection error, as in the verbs.
-        WcStatus status = failed.error == TerminateError.DDP_LOCAL_CATASTROPHIC ? WcStatus.LOCAL_PROTECTION_ERROR
-                : WcStatus.LOCAL_QP_OPERATION_ERROR;
-        completions.receive(failed.buffer.workRequestId(), status, failed.length, 0, failed.solicited, failed.error);
-    }
-
-    /** A receive used up by the segment that failed, its completion held until the Terminate is written. */
-    private record FailedReceive(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
+        completions.holdFailedReceive(buffer, length, solicited, error);
     }
 
     @Override
