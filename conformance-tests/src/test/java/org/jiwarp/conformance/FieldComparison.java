@@ -8,9 +8,14 @@ import java.util.Map;
 import java.util.TreeSet;
 import org.jiwarp.capture.decode.CaptureDecode;
 import org.jiwarp.capture.decode.IwarpStreamDecoder;
+import org.jiwarp.capture.decode.RpcRdmaFields;
 import org.jiwarp.capture.pcap.PcapFile;
 
-/** Compares jiwarp's decode of a capture with tshark's, frame by frame and field by field. */
+/**
+ * Compares jiwarp's decode of a capture with tshark's, frame by frame and field by field: the
+ * iWARP fields, the {@code rpcordma.*} fields (which must be absent where tshark finds no
+ * RPC-over-RDMA header, as on rping and perftest traffic) and the CRC verdicts.
+ */
 public final class FieldComparison {
 
     private FieldComparison() {
@@ -36,6 +41,22 @@ public final class FieldComparison {
             Map<String, String> a = jiwarp.getOrDefault(frame, Map.of());
             Map<String, String> b = wireshark.getOrDefault(frame, Map.of());
             for (String field : Tshark.FIELDS) {
+                String mine = a.get(field);
+                String theirs = b.get(field);
+                if (mine == null ? theirs != null : !mine.equals(theirs)) {
+                    mismatches.add(file + " frame " + frame + " " + field + ": tshark=" + show(theirs)
+                            + " jiwarp=" + show(mine));
+                }
+            }
+        }
+        // RPC-over-RDMA headers: where tshark's heuristic finds one, and only there, jiwarp does too.
+        Map<Integer, Map<String, String>> rpcordma = Tshark.rpcOverRdmaFields(tshark, capture);
+        TreeSet<Integer> rpcFrames = new TreeSet<>(jiwarp.keySet());
+        rpcFrames.addAll(rpcordma.keySet());
+        for (int frame : rpcFrames) {
+            Map<String, String> a = jiwarp.getOrDefault(frame, Map.of());
+            Map<String, String> b = rpcordma.getOrDefault(frame, Map.of());
+            for (String field : RpcRdmaFields.NAMES) {
                 String mine = a.get(field);
                 String theirs = b.get(field);
                 if (mine == null ? theirs != null : !mine.equals(theirs)) {
