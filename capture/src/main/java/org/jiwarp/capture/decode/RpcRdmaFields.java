@@ -46,6 +46,8 @@ public final class RpcRdmaFields {
     static final int RDMA_DONE = 3;
     static final int RDMA_ERROR = 4;
     static final int ERR_VERS = 1;
+    private static final List<String> PROCEDURES = List.of("RDMA_MSG", "RDMA_NOMSG", "RDMA_MSGP", "RDMA_DONE",
+            "RDMA_ERROR");
 
     private static final int FIXED_LENGTH = 16;
     private static final int READ_SEGMENT_LENGTH = 20;
@@ -168,6 +170,8 @@ public final class RpcRdmaFields {
         pdu.append("rpcordma.flow_control", dec(buf.getUnsignedInt(8)));
         long procedure = buf.getUnsignedInt(12);
         pdu.append("rpcordma.msg_type", dec(procedure));
+        pdu.summary(pdu.summary() + String.format(" RPCoRDMA %s XID 0x%x", procedure < PROCEDURES.size()
+                ? PROCEDURES.get((int) procedure) : "Unknown (" + procedure + ")", buf.getInt(0)));
         int at = FIXED_LENGTH;
         if (procedure == RDMA_MSGP) {
             pdu.append("rpcordma.rdma_align", dec(buf.getUnsignedInt(at)));
