@@ -21,6 +21,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jiwarp.capture.check.CaptureChecker;
+import org.jiwarp.capture.decode.CaptureDecode;
 import org.jiwarp.capture.decode.IwarpStreamDecoder;
 import org.jiwarp.capture.decode.RpcRdmaFields;
 import org.jiwarp.capture.pcap.PcapFile;
@@ -110,6 +112,19 @@ class RpcRdmaCaptureTsharkTest {
             }
         }
         assertEquals(List.of(), mismatches, mismatches.size() + " disagreement(s) with tshark");
+    }
+
+    /**
+     * {@code jiwarp check} on the same capture: every RDMA Read Request and RDMA Write targets a chunk
+     * the other side advertised, within its length, and nothing else is wrong either.
+     */
+    @Test
+    void theCaptureChecksClean() throws IOException {
+        CaptureDecode decode = IwarpStreamDecoder.decode(PcapFile.read(capture));
+        long operations = decode.pdus().stream().filter(p -> "0x00".equals(p.fields().get("iwarp_rdma.opcode"))
+                || "0x01".equals(p.fields().get("iwarp_rdma.opcode"))).count();
+        assertTrue(operations >= 3, "RDMA Writes and Read Requests in the capture: " + operations);
+        assertEquals(List.of(), CaptureChecker.check(decode));
     }
 
     private static String entry(Map<String, String> fields, String shown) {
