@@ -34,37 +34,10 @@ public final class FieldComparison {
         if (wireshark.isEmpty()) {
             mismatches.add(capture.getFileName() + ": tshark shows no iWARP field at all");
         }
-        TreeSet<Integer> frames = new TreeSet<>(jiwarp.keySet());
-        frames.addAll(wireshark.keySet());
         String file = capture.getFileName().toString();
-        for (int frame : frames) {
-            Map<String, String> a = jiwarp.getOrDefault(frame, Map.of());
-            Map<String, String> b = wireshark.getOrDefault(frame, Map.of());
-            for (String field : Tshark.FIELDS) {
-                String mine = a.get(field);
-                String theirs = b.get(field);
-                if (mine == null ? theirs != null : !mine.equals(theirs)) {
-                    mismatches.add(file + " frame " + frame + " " + field + ": tshark=" + show(theirs)
-                            + " jiwarp=" + show(mine));
-                }
-            }
-        }
+        compare(file, jiwarp, wireshark, Tshark.FIELDS, mismatches);
         // RPC-over-RDMA headers: where tshark's heuristic finds one, and only there, jiwarp does too.
-        Map<Integer, Map<String, String>> rpcordma = Tshark.rpcOverRdmaFields(tshark, capture);
-        TreeSet<Integer> rpcFrames = new TreeSet<>(jiwarp.keySet());
-        rpcFrames.addAll(rpcordma.keySet());
-        for (int frame : rpcFrames) {
-            Map<String, String> a = jiwarp.getOrDefault(frame, Map.of());
-            Map<String, String> b = rpcordma.getOrDefault(frame, Map.of());
-            for (String field : RpcRdmaFields.NAMES) {
-                String mine = a.get(field);
-                String theirs = b.get(field);
-                if (mine == null ? theirs != null : !mine.equals(theirs)) {
-                    mismatches.add(file + " frame " + frame + " " + field + ": tshark=" + show(theirs)
-                            + " jiwarp=" + show(mine));
-                }
-            }
-        }
+        compare(file, jiwarp, Tshark.rpcOverRdmaFields(tshark, capture), RpcRdmaFields.NAMES, mismatches);
         Map<Integer, String> ourCrc = ours.crcVerdictsByFrame();
         Map<Integer, String> theirCrc = Tshark.crcVerdicts(tshark, capture);
         TreeSet<Integer> crcFrames = new TreeSet<>(ourCrc.keySet());
@@ -78,6 +51,25 @@ public final class FieldComparison {
             }
         }
         return mismatches;
+    }
+
+    /** Adds a mismatch for every field of {@code names} that differs in any frame of either decode. */
+    private static void compare(String file, Map<Integer, Map<String, String>> jiwarp,
+            Map<Integer, Map<String, String>> wireshark, List<String> names, List<String> mismatches) {
+        TreeSet<Integer> frames = new TreeSet<>(jiwarp.keySet());
+        frames.addAll(wireshark.keySet());
+        for (int frame : frames) {
+            Map<String, String> a = jiwarp.getOrDefault(frame, Map.of());
+            Map<String, String> b = wireshark.getOrDefault(frame, Map.of());
+            for (String field : names) {
+                String mine = a.get(field);
+                String theirs = b.get(field);
+                if (mine == null ? theirs != null : !mine.equals(theirs)) {
+                    mismatches.add(file + " frame " + frame + " " + field + ": tshark=" + show(theirs)
+                            + " jiwarp=" + show(mine));
+                }
+            }
+        }
     }
 
     private static String show(String value) {

@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntUnaryOperator;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
@@ -120,37 +121,25 @@ public final class RpcRdmaFields {
     /** Where the Read list, Write list and Reply chunk starting at {@code at} end, or -1 past the end. */
     private static int chunkListsEnd(ByteBuf buf, int at) {
         int limit = buf.capacity();
-        while (true) {
-            if (at + 4 > limit) {
-                return -1;
-            }
-            boolean follows = buf.getInt(at) != 0;
-            at += 4;
-            if (!follows) {
-                break;
-            }
-            at += READ_SEGMENT_LENGTH;
-        }
-        while (true) {
-            if (at + 4 > limit) {
-                return -1;
-            }
-            boolean follows = buf.getInt(at) != 0;
-            at += 4;
-            if (!follows) {
-                break;
-            }
-            at = segmentsEnd(buf, at, limit);
-            if (at < 0) {
-                return -1;
-            }
-        }
-        if (at + 4 > limit) {
+        at = listEnd(buf, at, entry -> entry + READ_SEGMENT_LENGTH);
+        at = at < 0 ? -1 : listEnd(buf, at, entry -> segmentsEnd(buf, entry, limit));
+        if (at < 0 || at + 4 > limit) {
             return -1;
         }
         boolean reply = buf.getInt(at) != 0;
         at += 4;
         return reply ? segmentsEnd(buf, at, limit) : at;
+    }
+
+    /** Where an XDR optional-data list ends (each entry a 1 then the entry, a 0 last), or -1 past the end. */
+    private static int listEnd(ByteBuf buf, int at, IntUnaryOperator entryEnd) {
+        while (at >= 0 && at + 4 <= buf.capacity()) {
+            if (buf.getInt(at) == 0) {
+                return at + 4;
+            }
+            at = entryEnd.applyAsInt(at + 4);
+        }
+        return -1;
     }
 
     private static int segmentsEnd(ByteBuf buf, int at, int limit) {
