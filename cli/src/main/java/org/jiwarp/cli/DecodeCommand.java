@@ -40,7 +40,8 @@ final class DecodeCommand implements Callable<Integer> {
     List<Path> files = new ArrayList<>();
 
     @Option(names = "--fields", description = "Print Wireshark field names and values (iwarp_mpa.*, iwarp_ddp.*, "
-            + "iwarp_rdma.*) formatted as tshark -T fields formats them.")
+            + "iwarp_rdma.*, and rpcordma.* on Sends carrying an RPC-over-RDMA header) formatted as tshark -T "
+            + "fields formats them.")
     boolean fields;
 
     @Option(names = {"-e", "--field"}, paramLabel = "FIELD", description = "With --fields: print only these "

@@ -14,12 +14,13 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jiwarp.capture.decode.RpcRdmaFields;
 import org.jiwarp.testing.Prerequisites;
 
 /**
  * Runs tshark (Wireshark 4.0) on a capture and returns its iWARP fields per frame, for comparing
- * with jiwarp's decoder. The RPCoRDMA and SMB Direct heuristics are disabled: they can claim iWARP
- * payloads.
+ * with jiwarp's decoder. The RPCoRDMA and SMB Direct heuristics are disabled for the iWARP fields:
+ * they can claim iWARP payloads; the {@code rpcordma.*} fields come from a second run with RPCoRDMA on.
  */
 public final class Tshark {
 
@@ -82,11 +83,27 @@ public final class Tshark {
 
     /** Frame number to (field to value), non-empty values only, as tshark -T fields prints them. */
     public static Map<Integer, Map<String, String>> fields(Path tshark, Path capture) throws IOException {
+        return fields(tshark, capture, COMMON, FIELDS);
+    }
+
+    /**
+     * The {@code rpcordma.*} fields per frame, from a run with the RPC-over-RDMA dissector on (its
+     * heuristic decides which Sends carry a header, as jiwarp's decoder does).
+     */
+    public static Map<Integer, Map<String, String>> rpcOverRdmaFields(Path tshark, Path capture) throws IOException {
+        List<String> options = new ArrayList<>(COMMON);
+        int disable = options.indexOf("rpcordma") - 1;
+        options.subList(disable, disable + 2).clear();
+        return fields(tshark, capture, options, RpcRdmaFields.NAMES);
+    }
+
+    private static Map<Integer, Map<String, String>> fields(Path tshark, Path capture, List<String> options,
+            List<String> names) throws IOException {
         List<String> command = new ArrayList<>(List.of(tshark.toString(), "-r", capture.toString()));
-        command.addAll(COMMON);
+        command.addAll(options);
         command.addAll(List.of("-T", "fields", "-E", "header=n", "-E", "separator=/t", "-E", "occurrence=a",
                 "-E", "aggregator=,", "-e", "frame.number"));
-        for (String field : FIELDS) {
+        for (String field : names) {
             command.add("-e");
             command.add(field);
         }
@@ -97,9 +114,9 @@ public final class Tshark {
             }
             String[] columns = line.split("\t", -1);
             Map<String, String> values = new TreeMap<>();
-            for (int i = 1; i < columns.length && i <= FIELDS.size(); i++) {
+            for (int i = 1; i < columns.length && i <= names.size(); i++) {
                 if (!columns[i].isEmpty()) {
-                    values.put(FIELDS.get(i - 1), columns[i]);
+                    values.put(names.get(i - 1), columns[i]);
                 }
             }
             if (!values.isEmpty()) {

@@ -4,8 +4,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.jiwarp.capture.decode.CaptureDecode;
 import org.jiwarp.capture.decode.DecodedPdu;
 import org.jiwarp.wire.ddp.DdpHeaders;
@@ -43,6 +45,17 @@ final class AdvertisedStags {
     static final int PINGPONG_DEST_LENGTH = 56;
 
     private final Map<String, List<Advert>> byHost = new HashMap<>();
+    /** RPC-over-RDMA chunk segments, by the endpoint whose Send advertised them. */
+    private final Map<String, List<Advert>> chunksByEndpoint = new HashMap<>();
+    /** Conversations in which a Send carries an RPC-over-RDMA header. */
+    private final Set<Integer> rpcHeaders = new HashSet<>();
+    /** Conversations whose MPA Request or Reply carries RFC 8797 private data. */
+    private final Set<Integer> rfc8797 = new HashSet<>();
+    /** Conversations whose MPA Request or Reply the capture holds. */
+    private final Set<Integer> negotiated = new HashSet<>();
+
+    /** RFC 8797 section 5.1's format identifier, first in its private data. */
+    private static final String RFC_8797_MAGIC = "f6ab0e18";
 
     /** Learns every advertisement in {@code decode}, in frame order. */
     static AdvertisedStags of(CaptureDecode decode) {
@@ -50,12 +63,35 @@ final class AdvertisedStags {
         for (DecodedPdu pdu : decode.pdus()) {
             if (pdu.kind() == DecodedPdu.Kind.FPDU) {
                 stags.learn(pdu);
+            } else {
+                stags.negotiated.add(pdu.conversation());
+                // RFC 8797's private data comes first, or after the enhanced MPA IRD/ORD words (RFC 6581).
+                String data = pdu.fields().getOrDefault("iwarp_mpa.privatedata", "");
+                if (data.startsWith(RFC_8797_MAGIC) || data.startsWith(RFC_8797_MAGIC, 8)) {
+                    stags.rfc8797.add(pdu.conversation());
+                }
             }
         }
         return stags;
     }
 
     private void learn(DecodedPdu pdu) {
+        Map<String, String> fields = pdu.fields();
+        if (fields.containsKey("rpcordma.xid")) {
+            rpcHeaders.add(pdu.conversation());
+        }
+        if (fields.containsKey("rpcordma.rdma_handle")) {
+            // Every segment of the Read list, Write list and Reply chunk, as the decoder lists them.
+            String[] handles = fields.get("rpcordma.rdma_handle").split(",");
+            String[] lengths = fields.get("rpcordma.rdma_length").split(",");
+            String[] offsets = fields.get("rpcordma.rdma_offset").split(",");
+            for (int i = 0; i < handles.length; i++) {
+                chunksByEndpoint.computeIfAbsent(pdu.source(), e -> new ArrayList<>()).add(new Advert(pdu.frameNumber(),
+                        Integer.parseUnsignedInt(handles[i].substring(2), 16),
+                        Long.parseUnsignedLong(offsets[i].substring(2), 16), Long.parseLong(lengths[i]),
+                        "RPC-over-RDMA chunk"));
+            }
+        }
         byte[] octets = pdu.octets();
         if (octets.length < DdpHeaders.UNTAGGED_HEADER_LENGTH) {
             return;
@@ -95,6 +131,35 @@ final class AdvertisedStags {
             }
         }
         return found;
+    }
+
+    /**
+     * {@code true} for an RPC-over-RDMA connection: its MPA exchange carries RFC 8797 private data,
+     * or, when the capture missed the exchange, a Send carries an RPC-over-RDMA header (RFC 8166).
+     * Headers alone do not make one where the exchange is captured: a perftest or rping Send can
+     * read as a header by chance.
+     */
+    boolean rpcOverRdma(int conversation) {
+        return rfc8797.contains(conversation) || (!negotiated.contains(conversation) && rpcHeaders.contains(conversation));
+    }
+
+    /**
+     * The latest chunk segment {@code endpoint} advertised before {@code frame} under {@code handle}
+     * that holds {@code length} octets at {@code offset}, else the latest under {@code handle}, else
+     * {@code null}.
+     */
+    Advert chunk(String endpoint, int handle, long offset, long length, int frame) {
+        Advert covering = null;
+        Advert any = null;
+        for (Advert advert : chunksByEndpoint.getOrDefault(endpoint, List.of())) {
+            if (advert.stag() == handle && advert.frame() < frame) {
+                any = advert;
+                if (advert.covers(offset, length)) {
+                    covering = advert;
+                }
+            }
+        }
+        return covering != null ? covering : any;
     }
 
     /** Every advertisement by {@code endpoint}'s host before {@code frame}. */

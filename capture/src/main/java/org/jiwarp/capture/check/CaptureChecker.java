@@ -432,7 +432,9 @@ public final class CaptureChecker {
             direction.taggedOpen = !last;
             direction.taggedStag = stag;
             direction.taggedNextTo = to + length;
-            if (opcode == RdmapOpcode.RDMA_WRITE) {
+            if (opcode == RdmapOpcode.RDMA_WRITE && stags.rpcOverRdma(index)) {
+                chunk(pdu, direction, "an RDMA Write of " + length + " octets", stag, to, length);
+            } else if (opcode == RdmapOpcode.RDMA_WRITE) {
                 AdvertisedStags.Advert advert = stags.find(pdu.destination(), stag, frame);
                 if (advert != null && !advert.covers(to, length)) {
                     report(Rule.DDP_TAGGED_BOUNDS, direction, frame, String.format("a Write of %d octets at TO 0x%x "
@@ -466,6 +468,18 @@ public final class CaptureChecker {
             }
             if (last || read.received >= read.size) {
                 peer.reads.pollFirst();
+            }
+        }
+
+        /** On an RPC-over-RDMA connection: the RDMA operation stays within a chunk the peer advertised. */
+        private void chunk(DecodedPdu pdu, Direction direction, String what, int handle, long offset, long length) {
+            AdvertisedStags.Advert advert = stags.chunk(pdu.destination(), handle, offset, length, pdu.frameNumber());
+            if (advert == null) {
+                report(Rule.RPCRDMA_CHUNK, direction, pdu.frameNumber(), String.format("%s targets handle 0x%08x, "
+                        + "which no chunk the peer advertised names.", what, handle));
+            } else if (!advert.covers(offset, length)) {
+                report(Rule.RPCRDMA_CHUNK, direction, pdu.frameNumber(), String.format("%s at offset 0x%x falls "
+                        + "outside the chunk the peer advertised: %s.", what, offset, advert.describe()));
             }
         }
 
@@ -538,7 +552,9 @@ public final class CaptureChecker {
                     long sourceTo = ReadRequestHeader.sourceTaggedOffset(buf, body);
                     long size = ReadRequestHeader.readSize(buf, body);
                     AdvertisedStags.Advert advert = stags.find(pdu.destination(), sourceStag, frame);
-                    if (advert != null && !advert.covers(sourceTo, size)) {
+                    if (stags.rpcOverRdma(index)) {
+                        chunk(pdu, direction, "an RDMA Read Request for " + size + " octets", sourceStag, sourceTo, size);
+                    } else if (advert != null && !advert.covers(sourceTo, size)) {
                         report(Rule.DDP_TAGGED_BOUNDS, direction, frame, String.format("a Read Request for %d octets "
                                 + "at TO 0x%x reaches outside the buffer the responder advertised: %s.", size, sourceTo,
                                 advert.describe()));

@@ -25,7 +25,8 @@ public enum Rule {
     RDMAP_READ_RESPONSE("rdmap-read-response", "RFC 5040 section 4.4"),
     RDMAP_IRD("rdmap-ird", "RFC 6581 section 3, RFC 5040 section 6.1"),
     RDMAP_AFTER_TERMINATE("rdmap-after-terminate", "RFC 5040 section 5.6"),
-    RDMAP_TERMINATE("rdmap-terminate", "RFC 5040 section 4.8");
+    RDMAP_TERMINATE("rdmap-terminate", "RFC 5040 section 4.8"),
+    RPCRDMA_CHUNK("rpcrdma-chunk", "RFC 8166 section 3.4");
 
     private final String id;
     private final String section;

@@ -138,6 +138,11 @@ public final class DecodedPdu {
         fields.put(field, value);
     }
 
+    /** Adds a value to a field that occurs more than once, comma-joined as tshark joins them. */
+    void append(String field, String value) {
+        fields.merge(field, value, (before, after) -> before + "," + after);
+    }
+
     void problem(String problem) {
         problems.add(problem);
     }

@@ -246,10 +246,8 @@ final class FpduDecoder {
             pdu.put("iwarp_mpa.crc", crcField);
         }
         for (int i = 0; i < frame.markerPointers.length; i++) {
-            pdu.put("iwarp_mpa.marker_res", join(pdu, "iwarp_mpa.marker_res",
-                    WiresharkFormat.hex16(frame.markerReserved[i])));
-            pdu.put("iwarp_mpa.marker_fpduptr", join(pdu, "iwarp_mpa.marker_fpduptr",
-                    WiresharkFormat.dec(frame.markerPointers[i])));
+            pdu.append("iwarp_mpa.marker_res", WiresharkFormat.hex16(frame.markerReserved[i]));
+            pdu.append("iwarp_mpa.marker_fpduptr", WiresharkFormat.dec(frame.markerPointers[i]));
         }
         if (!frame.markersValid) {
             pdu.problem("marker FPDUPTR does not point at this FPDU (RFC 5044 section 4.3)");
@@ -261,10 +259,5 @@ final class FpduDecoder {
 
     private String prefix() {
         return "conversation " + conversation + " " + stream.source + ": ";
-    }
-
-    private static String join(DecodedPdu pdu, String field, String value) {
-        String before = pdu.fields().get(field);
-        return before == null ? value : before + "," + value;
     }
 }

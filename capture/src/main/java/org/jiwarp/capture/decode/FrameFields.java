@@ -70,7 +70,7 @@ public final class FrameFields {
 
     /** {@code true} for a field {@code -e} accepts. */
     public static boolean known(String name) {
-        return NAMES.contains(name) || IWARP_NAMES.contains(name);
+        return NAMES.contains(name) || IWARP_NAMES.contains(name) || RpcRdmaFields.NAMES.contains(name);
     }
 
     /**

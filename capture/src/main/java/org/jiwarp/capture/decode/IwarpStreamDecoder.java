@@ -44,6 +44,7 @@ public final class IwarpStreamDecoder {
             }
         }
         pdus.sort(Comparator.comparingInt(DecodedPdu::frameNumber));
+        RpcRdmaFields.decode(pdus);
         return new CaptureDecode(pdus, notes, iwarp, conversations.conversations().size());
     }
 

@@ -400,4 +400,40 @@ class CaptureCheckerTest {
         assertEquals(2, findings.get(0).frames().size());
         assertTrue(findings.get(0).sentence().endsWith("(2 times in all)"), findings.get(0).sentence());
     }
+
+    /** An RDMA_MSG call: a Read chunk of 16 octets at 0x8000 (handle 0x400), a Write chunk of 8 at 0x7000 (0x300). */
+    static byte[] rpcOverRdmaCall(long msn) {
+        byte[] header = ByteBuffer.allocate(84).putInt(5).putInt(1).putInt(32).putInt(0)
+                .putInt(1).putInt(0).putInt(0x400).putInt(16).putLong(0x8000).putInt(0)
+                .putInt(1).putInt(1).putInt(0x300).putInt(8).putLong(0x7000).putInt(0)
+                .putInt(0).putInt(5).putInt(0).array();
+        return untagged(0x41, 0x43, 0, 0, msn, 0, header);
+    }
+
+    /** A connection whose MPA Request and Reply carry RFC 8797 private data (magic, version 1, 4 KiB). */
+    private static Connection rpcOverRdma() throws IOException {
+        byte[] privateData = {(byte) 0xf6, (byte) 0xab, 0x0e, 0x18, 1, 0, 3, 3};
+        return new Connection(mpa(false, 0, 1, privateData), mpa(true, 0, 1, privateData));
+    }
+
+    @Test
+    void rpcOverRdmaWritesAndReadsStayInTheAdvertisedChunks() throws IOException {
+        byte[] read16 = ByteBuffer.allocate(28).putInt(0x100).putLong(0x1000).putInt(16).putInt(0x400).putLong(0x8000)
+                .array();
+        assertEquals(List.of(), rpcOverRdma().client(rpcOverRdmaCall(1)).server(untagged(0x41, 0x41, 0, 1, 1, 0,
+                read16)).server(tagged(0, true, 0x300, 0x7000, "12345678")).check());
+        Finding unknown = only(Rule.RPCRDMA_CHUNK, rpcOverRdma().client(rpcOverRdmaCall(1))
+                .server(tagged(0, true, 0x301, 0x7000, "12345678")));
+        assertTrue(unknown.sentence().contains("handle 0x00000301"), unknown.sentence());
+        Finding outside = only(Rule.RPCRDMA_CHUNK, rpcOverRdma().client(rpcOverRdmaCall(1))
+                .server(tagged(0, true, 0x300, 0x7004, "12345678")));
+        assertTrue(outside.sentence().contains("RPC-over-RDMA chunk"), outside.sentence());
+        byte[] read32 = ByteBuffer.allocate(28).putInt(0x100).putLong(0x1000).putInt(32).putInt(0x400).putLong(0x8000)
+                .array();
+        only(Rule.RPCRDMA_CHUNK, rpcOverRdma().client(rpcOverRdmaCall(1)).server(untagged(0x41, 0x41, 0, 1, 1, 0,
+                read32)));
+        // Without RFC 8797 private data in the MPA exchange the connection is not taken for RPC-over-RDMA.
+        assertEquals(List.of(), new Connection().client(rpcOverRdmaCall(1))
+                .server(tagged(0, true, 0x301, 0x7000, "12345678")).check());
+    }
 }
