@@ -4,6 +4,7 @@ import io.netty.util.internal.PlatformDependent;
 import java.util.Queue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jiwarp.ddp.ReceiveBuffer;
+import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
 
@@ -19,7 +20,7 @@ final class Completions {
     private final AtomicInteger sendOutstanding = new AtomicInteger();
     private final AtomicInteger receiveOutstanding = new AtomicInteger();
     /** Send slots whose completion was reported: taken by posting threads, given back by the event loop. */
-    private final Queue<SendQueue.SendSlot> freeSlots;
+    private final Queue<SendSlot> freeSlots;
     /** On the event loop only: a failed receive's completion waiting for its Terminate. */
     private FailedReceive failedReceive;
 
@@ -30,13 +31,13 @@ final class Completions {
     }
 
     /** A send slot for an admitted post of {@code wr}: one given back, or a new one. */
-    SendQueue.SendSlot slot(SendWorkRequest wr) {
-        SendQueue.SendSlot slot = freeSlots.poll();
-        return slot != null ? slot.fill(wr) : new SendQueue.SendSlot(wr);
+    SendSlot slot(SendWorkRequest wr) {
+        SendSlot slot = freeSlots.poll();
+        return slot != null ? slot.fill(wr) : new SendSlot(wr);
     }
 
     /** A slot whose completion was reported and that nothing holds any more. */
-    void recycle(SendQueue.SendSlot slot) {
+    void recycle(SendSlot slot) {
         slot.sgl = null;
         freeSlots.offer(slot);
     }
@@ -88,6 +89,13 @@ final class Completions {
         config.receiveCq().add(config.receiveCq().entry().set(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA,
                 RdmapOpcode.IMMEDIATE_DATA_LENGTH, qp,
                 0, solicited, null).immediateData(immediateData));
+    }
+
+    /** Completes every receive {@code receives} still holds in flush error. */
+    void flushReceives(UntaggedQueue receives) {
+        for (ReceiveBuffer buffer : receives.flush()) {
+            receiveFlushed(buffer.workRequestId());
+        }
     }
 
     void receiveFlushed(long id) {

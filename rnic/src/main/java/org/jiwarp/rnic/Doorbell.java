@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class Doorbell {
 
-    private final Queue<SendQueue.SendSlot> slots;
+    private final Queue<SendSlot> slots;
     private final AtomicBoolean rung = new AtomicBoolean();
     private final Runnable answer;
 
@@ -28,7 +28,7 @@ final class Doorbell {
     }
 
     /** From any thread: {@code false} when full, which admission rules out. */
-    boolean offer(SendQueue.SendSlot slot) {
+    boolean offer(SendSlot slot) {
         return slots.offer(slot);
     }
 
@@ -41,7 +41,7 @@ final class Doorbell {
 
     /** On the event loop: hands what waits to {@code sendQueue}, in posting order. */
     void takeInto(SendQueue sendQueue) {
-        for (SendQueue.SendSlot slot; (slot = slots.poll()) != null; ) {
+        for (SendSlot slot; (slot = slots.poll()) != null; ) {
             if (slot.prepared != null) {
                 slot.reset(); // a prepared slot is reset where all its uses happen, here
             }

@@ -17,16 +17,16 @@ public final class PreparedSend {
     /** The queue pair's admission of a post: the connection to post on, or {@code null} when flushed at once. */
     @FunctionalInterface
     interface Admission {
-        QpConnection admit(SendQueue.SendSlot slot);
+        QpConnection admit(SendSlot slot);
     }
 
     private final Admission admission;
-    private final SendQueue.SendSlot slot;
+    private final SendSlot slot;
     private final AtomicBoolean outstanding = new AtomicBoolean();
 
     PreparedSend(Admission admission, SendWorkRequest wr) {
         this.admission = admission;
-        this.slot = new SendQueue.SendSlot(wr, this);
+        this.slot = new SendSlot(wr, this);
     }
 
     /** The work request this posts. */

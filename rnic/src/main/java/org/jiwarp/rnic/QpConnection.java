@@ -15,7 +15,6 @@ import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
-import org.jiwarp.mpa.FpduDeframer;
 import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaParameters;
@@ -28,8 +27,6 @@ import org.jiwarp.rdmap.ReadResponder;
 import org.jiwarp.rdmap.SegmentOutput;
 import org.jiwarp.rdmap.TerminateMessages;
 import org.jiwarp.wire.ddp.DdpHeaders;
-import org.jiwarp.wire.rdmap.RdmapHeaders;
-import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateException;
 
@@ -172,7 +169,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     // Posting
 
     /** On the event loop: posts {@code slot} after anything rung in before it. */
-    void post(SendQueue.SendSlot slot) {
+    void post(SendSlot slot) {
         doorbell.takeInto(sendQueue);
         sendQueue.enqueue(slot);
         sendQueue.issueWaiting();
@@ -180,7 +177,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     }
 
     /** From any thread: queues {@code slot} for the event loop and wakes it unless a wake-up is pending. */
-    void ring(SendQueue.SendSlot slot) {
+    void ring(SendSlot slot) {
         queue(slot);
         wake();
     }
@@ -189,7 +186,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
      * From any thread: queues {@code slot} for the event loop without waking it (a chain's posts, then
      * one {@link #wake()}, or {@link #answerDoorbellNow()} on the event loop).
      */
-    void queue(SendQueue.SendSlot slot) {
+    void queue(SendSlot slot) {
         if (!doorbell.offer(slot)) {
             // Cannot happen while admission bounds the slots; never lose a post if it does.
             ctx.executor().execute(() -> post(slot));
@@ -217,13 +214,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         }
         if (state.state() == QpState.ERROR) {
             // Raced with the way down: flush whatever the event loop's flush missed.
-            execute(this::flushReceives);
-        }
-    }
-
-    private void flushReceives() {
-        for (ReceiveBuffer buffer : receives.flush()) {
-            completions.receiveFlushed(buffer.workRequestId());
+            execute(() -> completions.flushReceives(receives));
         }
     }
 
@@ -273,10 +264,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             // Setup's handlers (the first-FPDU gate, RTR) have let a ULPDU through: from the next FPDU
             // on, the deframer streams to the RDMAP layer, header first and payload straight from the reads.
             streaming = true;
-            FpduDeframer deframer = ctx.pipeline().get(FpduDeframer.class);
-            if (deframer != null) {
-                deframer.streamTo(new UlpduStream(this, receiver));
-            }
+            UlpduStream.attach(ctx.pipeline(), this, receiver);
         }
     }
 
@@ -345,8 +333,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         if (!state.apply(QpEvent.TERMINATE_RECEIVED).accepted()) {
             return;
         }
-        RemoteTerminate report = received == null ? null : new RemoteTerminate(received.layer(),
-                received.errorType(), received.errorCode(), received.error(), received.hdrct(), received.siwLayout());
+        RemoteTerminate report = RemoteTerminate.of(received);
         terminateReceived = report;
         events.fire(new AsyncEvent(AsyncEvent.Type.TERMINATE_RECEIVED, qp, null, report == null ? null : report.error(),
                 "the peer of " + qp + " sent a Terminate: " + (report == null ? "too short to read" : report.describe())));
@@ -369,13 +356,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         }
         events.fire(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp, null, error, qp + " terminates its stream: "
                 + error.describe()));
-        RdmapOpcode offendingOpcode = offending != null && offending.readableBytes() >= 2
-                ? RdmapHeaders.opcode(offending, offending.readerIndex()) : null;
-        if (offendingOpcode == RdmapOpcode.RDMA_READ_RESPONSE && DdpHeaders.tagged(offending, offending.readerIndex())
-                || offendingOpcode == RdmapOpcode.ATOMIC_RESPONSE) {
-            // The Read or atomic whose response failed completes in error itself; the rest is flushed on close.
-            sendQueue.readFailed(error);
-        }
+        sendQueue.segmentFailed(error, offending);
         transmitter.terminate(error, offending, offendingLength).addListener((ChannelFutureListener) future -> {
             if (future.isSuccess()) {
                 terminateSent = error;
@@ -456,7 +437,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         if (readResponder != null) {
             readResponder.clear();
         }
-        flushReceives();
+        completions.flushReceives(receives);
         closed.complete(null);
     }
 }

@@ -156,7 +156,7 @@ public final class QueuePair {
      * bytes have reached TCP, a Read once its response is placed.
      */
     public void postSend(SendWorkRequest wr) {
-        SendQueue.SendSlot slot = admit(wr);
+        SendSlot slot = admit(wr);
         QpConnection c = connection;
         if (c == null || down.isDone()) {
             // Never connected, or in ERROR with everything before it flushed: flushed at once, here.
@@ -181,7 +181,7 @@ public final class QueuePair {
         int admitted = 0;
         RuntimeException refused = null;
         for (; admitted < count; admitted++) {
-            SendQueue.SendSlot slot;
+            SendSlot slot;
             try {
                 slot = admit(chain[admitted]);
             } catch (RuntimeException e) {
@@ -207,7 +207,7 @@ public final class QueuePair {
         }
     }
 
-    private SendQueue.SendSlot admit(SendWorkRequest wr) {
+    private SendSlot admit(SendWorkRequest wr) {
         checkNotDestroyed();
         if (state.state() == QpState.IDLE) {
             throw new IllegalStateException("QP " + number + " is not connected (IDLE): post sends once it is RTS");
@@ -234,7 +234,7 @@ public final class QueuePair {
      * Admits a prepared request's slot: the connection to post it on, or {@code null} when it was
      * flushed at once (never connected).
      */
-    QpConnection admitPrepared(SendQueue.SendSlot slot) {
+    QpConnection admitPrepared(SendSlot slot) {
         checkNotDestroyed();
         if (state.state() == QpState.IDLE) {
             throw new IllegalStateException("QP " + number + " is not connected (IDLE): post sends once it is RTS");
@@ -250,7 +250,7 @@ public final class QueuePair {
     }
 
     /** In ERROR, its earlier work flushed (or never connected): the work completes in flush error at once. */
-    private void flushUnconnected(SendQueue.SendSlot slot) {
+    private void flushUnconnected(SendSlot slot) {
         completions.send(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR, WcOpcode.of(slot.opcode), 0, null);
     }
 

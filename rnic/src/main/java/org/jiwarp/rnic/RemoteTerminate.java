@@ -1,5 +1,6 @@
 package org.jiwarp.rnic;
 
+import org.jiwarp.rdmap.TerminateMessages;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
@@ -14,6 +15,12 @@ import org.jiwarp.wire.rdmap.TerminateError;
  *                  layout (then {@code error} is the one siw meant)
  */
 public record RemoteTerminate(int layer, int errorType, int errorCode, TerminateError error, int hdrct, boolean siwLayout) {
+
+    /** What RDMAP read from a Terminate, or {@code null} for one too short to read. */
+    static RemoteTerminate of(TerminateMessages.Received received) {
+        return received == null ? null : new RemoteTerminate(received.layer(), received.errorType(),
+                received.errorCode(), received.error(), received.hdrct(), received.siwLayout());
+    }
 
     /** "LAYER / error type / error" with the RFC names, or the raw values when unnamed. */
     public String describe() {

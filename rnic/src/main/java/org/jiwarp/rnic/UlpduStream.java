@@ -1,6 +1,8 @@
 package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelPipeline;
+import org.jiwarp.mpa.FpduDeframer;
 import org.jiwarp.mpa.UlpduSink;
 import org.jiwarp.rdmap.RdmapReceiver;
 import org.jiwarp.wire.rdmap.TerminateException;
@@ -22,7 +24,15 @@ final class UlpduStream implements UlpduSink {
     /** The segment in progress failed a check: the rest of it goes nowhere. */
     private boolean dropped;
 
-    UlpduStream(QpConnection connection, RdmapReceiver receiver) {
+    /** Has the connection's deframer stream to {@code receiver} from the next FPDU on. */
+    static void attach(ChannelPipeline pipeline, QpConnection connection, RdmapReceiver receiver) {
+        FpduDeframer deframer = pipeline.get(FpduDeframer.class);
+        if (deframer != null) {
+            deframer.streamTo(new UlpduStream(connection, receiver));
+        }
+    }
+
+    private UlpduStream(QpConnection connection, RdmapReceiver receiver) {
         this.connection = connection;
         this.receiver = receiver;
     }
