@@ -78,6 +78,8 @@ class SiwErrorInteropTest {
 
     private static SiwPeer peer;
     private static GuestCapture guestCapture;
+    /** The tests run again on a fresh guest, each with what the hung guest did. */
+    private static final List<String> HANGS = new ArrayList<>();
 
     /** Where the captures go: {@code -Djiwarp.siw.captures=DIR} keeps them, else a temporary directory. */
     private static Path captures;
@@ -112,6 +114,24 @@ class SiwErrorInteropTest {
         mark = guestCapture.mark();
     }
 
+    /**
+     * Runs a test's body, and once more on a fresh guest (and a fresh RNIC) if the guest stops
+     * answering meanwhile ({@link GuestHang}).
+     */
+    private void onFreshGuestIfItHangs(String test, GuestHang.Cell body) throws Exception {
+        GuestHang.retryOnFreshGuest(test, peer, HANGS, () -> {
+            peer.close();
+            peer = SiwPeer.boot();
+            guestCapture = new GuestCapture(peer.pcap());
+            rnic.close();
+            try {
+                openRnic();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }, body);
+    }
+
     @AfterEach
     void closeRnic() {
         if (rnic != null) {
@@ -125,24 +145,26 @@ class SiwErrorInteropTest {
     /** RFC 5041 section 7.2: an RDMA Write to an STag siw never issued. */
     @Test
     void writeToAnInvalidStagGetsDdpInvalidStag() throws Exception {
-        try (SiwPeer.Background server = rpingServer()) {
-            Client client = connect();
-            client.qp.postSend(SendWorkRequest.write(1, 0x1000, BOGUS_STAG, new Sge(client.memory, 0, 64)));
-            // A Write completes once sent; the Terminate then flushes the receive.
-            assertEquals(WcStatus.SUCCESS, client.take().status());
-            WorkCompletion flushed = client.take();
-            assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, flushed.status(), flushed::toString);
-            assertEquals(WcOpcode.RECEIVE, flushed.opcode());
-            RemoteTerminate terminate = client.terminate();
-            assertEquals(TerminateError.DDP_TAGGED_INVALID_STAG, terminate.error(), terminate::toString);
-            assertEquals("DDP / Tagged Buffer Error / Invalid STag", terminate.describe());
-            assertEquals(QpState.ERROR, client.qp.state());
-            server.await(Duration.ofSeconds(30));
-        }
-        assertSiwLoggedNothing();
-        CaptureCheck capture = guestCapture(SiwPeer.RPING_PORT, "write-invalid-stag");
-        assertEquals(List.of(TerminateError.DDP_TAGGED_INVALID_STAG), terminates(capture));
-        SiwSampleCapturesTest.keep(captureFile("write-invalid-stag"), "siw-terminate-invalid-stag.pcap");
+        onFreshGuestIfItHangs("writeToAnInvalidStagGetsDdpInvalidStag", () -> {
+            try (SiwPeer.Background server = rpingServer()) {
+                Client client = connect();
+                client.qp.postSend(SendWorkRequest.write(1, 0x1000, BOGUS_STAG, new Sge(client.memory, 0, 64)));
+                // A Write completes once sent; the Terminate then flushes the receive.
+                assertEquals(WcStatus.SUCCESS, client.take().status());
+                WorkCompletion flushed = client.take();
+                assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, flushed.status(), flushed::toString);
+                assertEquals(WcOpcode.RECEIVE, flushed.opcode());
+                RemoteTerminate terminate = client.terminate();
+                assertEquals(TerminateError.DDP_TAGGED_INVALID_STAG, terminate.error(), terminate::toString);
+                assertEquals("DDP / Tagged Buffer Error / Invalid STag", terminate.describe());
+                assertEquals(QpState.ERROR, client.qp.state());
+                server.await(Duration.ofSeconds(30));
+            }
+            assertSiwLoggedNothing();
+            CaptureCheck capture = guestCapture(SiwPeer.RPING_PORT, "write-invalid-stag");
+            assertEquals(List.of(TerminateError.DDP_TAGGED_INVALID_STAG), terminates(capture));
+            SiwSampleCapturesTest.keep(captureFile("write-invalid-stag"), "siw-terminate-invalid-stag.pcap");
+        });
     }
 
     /**
@@ -151,25 +173,27 @@ class SiwErrorInteropTest {
      */
     @Test
     void readOfAnInvalidStagCompletesWithRemoteAccessError() throws Exception {
-        try (SiwPeer.Background server = rpingServer()) {
-            Client client = connect();
-            client.qp.postSend(SendWorkRequest.read(1, 0x1000, BOGUS_STAG, new Sge(client.memory, 0, 64)));
-            WorkCompletion read = client.take();
-            assertEquals(WcStatus.REMOTE_ACCESS_ERROR, read.status(), read::toString);
-            assertEquals(WcOpcode.RDMA_READ, read.opcode());
-            assertEquals(TerminateError.RDMAP_INVALID_STAG, read.error(), read::toString);
-            assertEquals("RDMAP / Remote Protection Error / Invalid STag", read.error().describe());
-            assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, client.take().status());
-            RemoteTerminate terminate = client.terminate();
-            assertEquals(TerminateError.RDMAP_INVALID_STAG, terminate.error(), terminate::toString);
-            // siw wrote RDMAP(0) / etype 1 as octet 0x10: the RFC reading is DDP / local catastrophic.
-            assertTrue(terminate.siwLayout(), terminate::toString);
-            server.await(Duration.ofSeconds(30));
-        }
-        assertSiwLoggedNothing();
-        CaptureCheck capture = guestCapture(SiwPeer.RPING_PORT, "read-invalid-stag");
-        assertEquals(List.of(TerminateError.DDP_LOCAL_CATASTROPHIC), terminates(capture),
-                "the capture decoder reads the RFC layout, as tshark does");
+        onFreshGuestIfItHangs("readOfAnInvalidStagCompletesWithRemoteAccessError", () -> {
+            try (SiwPeer.Background server = rpingServer()) {
+                Client client = connect();
+                client.qp.postSend(SendWorkRequest.read(1, 0x1000, BOGUS_STAG, new Sge(client.memory, 0, 64)));
+                WorkCompletion read = client.take();
+                assertEquals(WcStatus.REMOTE_ACCESS_ERROR, read.status(), read::toString);
+                assertEquals(WcOpcode.RDMA_READ, read.opcode());
+                assertEquals(TerminateError.RDMAP_INVALID_STAG, read.error(), read::toString);
+                assertEquals("RDMAP / Remote Protection Error / Invalid STag", read.error().describe());
+                assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, client.take().status());
+                RemoteTerminate terminate = client.terminate();
+                assertEquals(TerminateError.RDMAP_INVALID_STAG, terminate.error(), terminate::toString);
+                // siw wrote RDMAP(0) / etype 1 as octet 0x10: the RFC reading is DDP / local catastrophic.
+                assertTrue(terminate.siwLayout(), terminate::toString);
+                server.await(Duration.ofSeconds(30));
+            }
+            assertSiwLoggedNothing();
+            CaptureCheck capture = guestCapture(SiwPeer.RPING_PORT, "read-invalid-stag");
+            assertEquals(List.of(TerminateError.DDP_LOCAL_CATASTROPHIC), terminates(capture),
+                    "the capture decoder reads the RFC layout, as tshark does");
+        });
     }
 
     /**
@@ -178,26 +202,28 @@ class SiwErrorInteropTest {
      */
     @Test
     void sendWithNoReceivePostedGetsDdpNoBuffer() throws Exception {
-        try (SiwPeer.Background server = rpingServer()) {
-            Client client = connect();
-            // rping reads the advertised buffer: let that be a real one, so only the Sends are wrong.
-            client.advertise(client.memory.address(), client.memory.rkey());
-            SendWorkRequest[] sends = new SendWorkRequest[4];
-            for (int i = 0; i < sends.length; i++) {
-                sends[i] = SendWorkRequest.send(10 + i, new Sge(client.memory, ADVERTISEMENT, 16));
+        onFreshGuestIfItHangs("sendWithNoReceivePostedGetsDdpNoBuffer", () -> {
+            try (SiwPeer.Background server = rpingServer()) {
+                Client client = connect();
+                // rping reads the advertised buffer: let that be a real one, so only the Sends are wrong.
+                client.advertise(client.memory.address(), client.memory.rkey());
+                SendWorkRequest[] sends = new SendWorkRequest[4];
+                for (int i = 0; i < sends.length; i++) {
+                    sends[i] = SendWorkRequest.send(10 + i, new Sge(client.memory, ADVERTISEMENT, 16));
+                }
+                client.qp.postSend(sends, sends.length);
+                RemoteTerminate terminate = client.terminate();
+                assertEquals(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, terminate.error(), terminate::toString);
+                assertEquals("DDP / Untagged Buffer Error / Invalid MSN - no buffer available", terminate.describe());
+                assertTrue(terminate.siwLayout(), terminate::toString);
+                server.await(Duration.ofSeconds(30));
             }
-            client.qp.postSend(sends, sends.length);
-            RemoteTerminate terminate = client.terminate();
-            assertEquals(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, terminate.error(), terminate::toString);
-            assertEquals("DDP / Untagged Buffer Error / Invalid MSN - no buffer available", terminate.describe());
-            assertTrue(terminate.siwLayout(), terminate::toString);
-            server.await(Duration.ofSeconds(30));
-        }
-        assertSiwLoggedNothing();
-        // siw's 0x21 0x02: RFC reading LLP / etype 1, no such error; siw's reading DDP / untagged / no buffer.
-        CaptureCheck capture = guestCapture(SiwPeer.RPING_PORT, "send-no-receive", "names no RFC error",
-                "Linux siw's bit layout");
-        assertEquals(Collections.singletonList(null), terminates(capture));
+            assertSiwLoggedNothing();
+            // siw's 0x21 0x02: RFC reading LLP / etype 1, no such error; siw's reading DDP / untagged / no buffer.
+            CaptureCheck capture = guestCapture(SiwPeer.RPING_PORT, "send-no-receive", "names no RFC error",
+                    "Linux siw's bit layout");
+            assertEquals(Collections.singletonList(null), terminates(capture));
+        });
     }
 
     /**
@@ -207,17 +233,19 @@ class SiwErrorInteropTest {
      */
     @Test
     void atomicRequestGetsSiwsTerminateAndFailsOnlyThatWorkRequest() throws Exception {
-        try (SiwPeer.Background server = rpingServer()) {
-            Client client = connect();
-            client.qp.postSend(SendWorkRequest.fetchAdd(1, 0x1000, BOGUS_STAG, new Sge(client.memory, 0, 8), 1));
-            WorkCompletion atomic = client.take();
-            assertEquals(WcOpcode.ATOMIC_FETCH_ADD, atomic.opcode(), atomic::toString);
-            assertEquals(WcStatus.REMOTE_OPERATION_ERROR, atomic.status(), atomic::toString);
-            assertSiwRefusesRfc7306(client, atomic.error(), server);
-        }
-        // siw's receive path knows opcodes 0 to 7 only.
-        assertKernelLogged("siw: received unknown packet type 10");
-        guestCapture(SiwPeer.RPING_PORT, "atomic-request");
+        onFreshGuestIfItHangs("atomicRequestGetsSiwsTerminateAndFailsOnlyThatWorkRequest", () -> {
+            try (SiwPeer.Background server = rpingServer()) {
+                Client client = connect();
+                client.qp.postSend(SendWorkRequest.fetchAdd(1, 0x1000, BOGUS_STAG, new Sge(client.memory, 0, 8), 1));
+                WorkCompletion atomic = client.take();
+                assertEquals(WcOpcode.ATOMIC_FETCH_ADD, atomic.opcode(), atomic::toString);
+                assertEquals(WcStatus.REMOTE_OPERATION_ERROR, atomic.status(), atomic::toString);
+                assertSiwRefusesRfc7306(client, atomic.error(), server);
+            }
+            // siw's receive path knows opcodes 0 to 7 only.
+            assertKernelLogged("siw: received unknown packet type 10");
+            guestCapture(SiwPeer.RPING_PORT, "atomic-request");
+        });
     }
 
     /**
@@ -227,16 +255,18 @@ class SiwErrorInteropTest {
      */
     @Test
     void immediateDataGetsSiwsTerminate() throws Exception {
-        try (SiwPeer.Background server = rpingServer()) {
-            Client client = connect();
-            client.qp.postSend(SendWorkRequest.immediateData(1, 0x1122_3344_5566_7788L));
-            WorkCompletion sent = client.take();
-            assertEquals(WcOpcode.IMMEDIATE_DATA, sent.opcode(), sent::toString);
-            assertEquals(WcStatus.SUCCESS, sent.status(), sent::toString);
-            assertSiwRefusesRfc7306(client, null, server);
-        }
-        assertKernelLogged("siw: received unknown packet type 8");
-        guestCapture(SiwPeer.RPING_PORT, "immediate-data");
+        onFreshGuestIfItHangs("immediateDataGetsSiwsTerminate", () -> {
+            try (SiwPeer.Background server = rpingServer()) {
+                Client client = connect();
+                client.qp.postSend(SendWorkRequest.immediateData(1, 0x1122_3344_5566_7788L));
+                WorkCompletion sent = client.take();
+                assertEquals(WcOpcode.IMMEDIATE_DATA, sent.opcode(), sent::toString);
+                assertEquals(WcStatus.SUCCESS, sent.status(), sent::toString);
+                assertSiwRefusesRfc7306(client, null, server);
+            }
+            assertKernelLogged("siw: received unknown packet type 8");
+            guestCapture(SiwPeer.RPING_PORT, "immediate-data");
+        });
     }
 
     /**
@@ -270,51 +300,53 @@ class SiwErrorInteropTest {
      */
     @Test
     void badCrcGetsLlpCrcErrorAndSiwLogsBothCrcs() throws Exception {
-        String log;
-        try (SiwPeer.Background server = rpingServer();
-                RawMpaInitiator raw = RawMpaInitiator.connect(peer.hostPort(SiwPeer.RPING_PORT), true)) {
-            int crcAndEnhanced = MpaFrames.CRC_FLAG | MpaFrames.ENHANCED_FLAG;
-            assertEquals(crcAndEnhanced, raw.replyFlags() & crcAndEnhanced, "siw honours C and echoes Enhanced");
-            // siw's accept race: let its receive path attach before the first FPDU.
-            Thread.sleep(300);
-            ByteBuf send = Unpooled.buffer();
-            DdpHeaders.writeUntagged(send, true, RdmapHeaders.controlByte(RdmapOpcode.SEND), 0, DdpHeaders.QN_SEND, 1, 0);
-            send.writeZero(16);
-            int corruption = 0x5A;
-            int crc = raw.send(send, corruption);
+        onFreshGuestIfItHangs("badCrcGetsLlpCrcErrorAndSiwLogsBothCrcs", () -> {
+            String log;
+            try (SiwPeer.Background server = rpingServer();
+                    RawMpaInitiator raw = RawMpaInitiator.connect(peer.hostPort(SiwPeer.RPING_PORT), true)) {
+                int crcAndEnhanced = MpaFrames.CRC_FLAG | MpaFrames.ENHANCED_FLAG;
+                assertEquals(crcAndEnhanced, raw.replyFlags() & crcAndEnhanced, "siw honours C and echoes Enhanced");
+                // siw's accept race: let its receive path attach before the first FPDU.
+                Thread.sleep(300);
+                ByteBuf send = Unpooled.buffer();
+                DdpHeaders.writeUntagged(send, true, RdmapHeaders.controlByte(RdmapOpcode.SEND), 0, DdpHeaders.QN_SEND, 1, 0);
+                send.writeZero(16);
+                int corruption = 0x5A;
+                int crc = raw.send(send, corruption);
 
-            RawMpaInitiator.Received answer = raw.receive();
-            assertNotNull(answer, "siw closed without a Terminate");
-            assertTrue(answer.crcGood(), "siw's Terminate carries a good CRC");
-            ByteBuf ulpdu = Unpooled.wrappedBuffer(answer.ulpdu());
-            try {
-                assertEquals(RdmapOpcode.TERMINATE, RdmapHeaders.opcode(ulpdu, 0));
-                TerminateMessages.Received terminate = TerminateMessages.read(ulpdu);
-                assertEquals(TerminateError.LLP_CRC_ERROR, terminate.error(), terminate::toString);
-                assertTrue(terminate.siwLayout(), terminate::toString);
-            } finally {
-                ulpdu.release();
+                RawMpaInitiator.Received answer = raw.receive();
+                assertNotNull(answer, "siw closed without a Terminate");
+                assertTrue(answer.crcGood(), "siw's Terminate carries a good CRC");
+                ByteBuf ulpdu = Unpooled.wrappedBuffer(answer.ulpdu());
+                try {
+                    assertEquals(RdmapOpcode.TERMINATE, RdmapHeaders.opcode(ulpdu, 0));
+                    TerminateMessages.Received terminate = TerminateMessages.read(ulpdu);
+                    assertEquals(TerminateError.LLP_CRC_ERROR, terminate.error(), terminate::toString);
+                    assertTrue(terminate.siwLayout(), terminate::toString);
+                } finally {
+                    ulpdu.release();
+                }
+                assertEquals(null, raw.receive(), "siw closes after its Terminate");
+                server.await(Duration.ofSeconds(30));
+                log = kernelLog();
+                // siw prints the received CRC and its own as numbers: the little-endian field read back.
+                String expected = String.format(Locale.ROOT, "siw: crc error. in: %08x, own %08x, op 3",
+                        crc ^ (corruption << 24), crc);
+                assertTrue(log.contains(expected), "expected '" + expected + "' in the kernel log:\n" + log);
             }
-            assertEquals(null, raw.receive(), "siw closes after its Terminate");
-            server.await(Duration.ofSeconds(30));
-            log = kernelLog();
-            // siw prints the received CRC and its own as numbers: the little-endian field read back.
-            String expected = String.format(Locale.ROOT, "siw: crc error. in: %08x, own %08x, op 3",
-                    crc ^ (corruption << 24), crc);
-            assertTrue(log.contains(expected), "expected '" + expected + "' in the kernel log:\n" + log);
-        }
-        CaptureCheck capture = guestCapture(SiwPeer.RPING_PORT, "bad-crc", "bad CRC32", "names no RFC error",
-                "Linux siw's bit layout");
-        List<Boolean> verdicts = new ArrayList<>();
-        for (DecodedPdu pdu : capture.decode().pdus()) {
-            if (pdu.kind() == DecodedPdu.Kind.FPDU) {
-                verdicts.add(pdu.crcGood());
+            CaptureCheck capture = guestCapture(SiwPeer.RPING_PORT, "bad-crc", "bad CRC32", "names no RFC error",
+                    "Linux siw's bit layout");
+            List<Boolean> verdicts = new ArrayList<>();
+            for (DecodedPdu pdu : capture.decode().pdus()) {
+                if (pdu.kind() == DecodedPdu.Kind.FPDU) {
+                    verdicts.add(pdu.crcGood());
+                }
             }
-        }
-        assertEquals(List.of(false, true), verdicts, "jiwarp's damaged Send, then siw's Terminate");
-        assertEquals(Collections.singletonList(null), terminates(capture),
-                "siw's 0x02 0x02 reads in the RFC layout as nothing named (in siw's as the CRC error)");
-        SiwSampleCapturesTest.keep(captureFile("bad-crc"), "siw-terminate-bad-crc.pcap");
+            assertEquals(List.of(false, true), verdicts, "jiwarp's damaged Send, then siw's Terminate");
+            assertEquals(Collections.singletonList(null), terminates(capture),
+                    "siw's 0x02 0x02 reads in the RFC layout as nothing named (in siw's as the CRC error)");
+            SiwSampleCapturesTest.keep(captureFile("bad-crc"), "siw-terminate-bad-crc.pcap");
+        });
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -326,28 +358,30 @@ class SiwErrorInteropTest {
      */
     @Test
     void readOfAStagJiwarpNeverIssuedGetsJiwarpsTerminateInTheKernelLog() throws Exception {
-        try (SiwPeer.Background server = rpingServer()) {
-            Client client = connect();
-            client.advertise(0xDEAD_0000L, BOGUS_STAG);
-            client.qp.closeFuture().get(30, TimeUnit.SECONDS);
-            assertEquals(TerminateError.RDMAP_INVALID_STAG, client.qp.terminateSent());
-            server.await(Duration.ofSeconds(30));
-        }
-        // RFC layer 0 (RDMAP), etype 1, code 0: octet 0x01, whose low nibble siw takes for the layer.
-        assertKernelLogged("siw: got TERMINATE. layer 1, type 0, code 0");
-        CaptureCheck capture = guestCaptureWithTsharkQuirk(SiwPeer.RPING_PORT, "jiwarp-terminate-rdmap");
-        assertEquals(List.of(TerminateError.RDMAP_INVALID_STAG), terminates(capture));
-        // The Terminate carries the Read Request's untagged DDP header (18 octets) and its RDMAP header.
-        // tshark 4.0 slices the DDP header by the error type alone (etype 1: 14 octets, as if tagged),
-        // even in the RDMAP layer, so it cuts both 4 octets short; jiwarp follows the header's T bit.
-        int frame = capture.decode().pdus().stream().filter(p -> p.summary().startsWith("Terminate")).findFirst()
-                .orElseThrow().frameNumber();
-        String file = "siw-error-jiwarp-terminate-rdmap.pcap frame " + frame + " ";
-        assertEquals(2, capture.disagreements().size(), capture.disagreements()::toString);
-        assertTrue(capture.disagreements().get(0).startsWith(file + "iwarp_rdma.term_ddp_h: tshark='4141"),
-                capture.disagreements().get(0));
-        assertTrue(capture.disagreements().get(1).startsWith(file + "iwarp_rdma.term_rdma_h: tshark='00000000"),
-                capture.disagreements().get(1));
+        onFreshGuestIfItHangs("readOfAStagJiwarpNeverIssuedGetsJiwarpsTerminateInTheKernelLog", () -> {
+            try (SiwPeer.Background server = rpingServer()) {
+                Client client = connect();
+                client.advertise(0xDEAD_0000L, BOGUS_STAG);
+                client.qp.closeFuture().get(30, TimeUnit.SECONDS);
+                assertEquals(TerminateError.RDMAP_INVALID_STAG, client.qp.terminateSent());
+                server.await(Duration.ofSeconds(30));
+            }
+            // RFC layer 0 (RDMAP), etype 1, code 0: octet 0x01, whose low nibble siw takes for the layer.
+            assertKernelLogged("siw: got TERMINATE. layer 1, type 0, code 0");
+            CaptureCheck capture = guestCaptureWithTsharkQuirk(SiwPeer.RPING_PORT, "jiwarp-terminate-rdmap");
+            assertEquals(List.of(TerminateError.RDMAP_INVALID_STAG), terminates(capture));
+            // The Terminate carries the Read Request's untagged DDP header (18 octets) and its RDMAP header.
+            // tshark 4.0 slices the DDP header by the error type alone (etype 1: 14 octets, as if tagged),
+            // even in the RDMAP layer, so it cuts both 4 octets short; jiwarp follows the header's T bit.
+            int frame = capture.decode().pdus().stream().filter(p -> p.summary().startsWith("Terminate")).findFirst()
+                    .orElseThrow().frameNumber();
+            String file = "siw-error-jiwarp-terminate-rdmap.pcap frame " + frame + " ";
+            assertEquals(2, capture.disagreements().size(), capture.disagreements()::toString);
+            assertTrue(capture.disagreements().get(0).startsWith(file + "iwarp_rdma.term_ddp_h: tshark='4141"),
+                    capture.disagreements().get(0));
+            assertTrue(capture.disagreements().get(1).startsWith(file + "iwarp_rdma.term_rdma_h: tshark='00000000"),
+                    capture.disagreements().get(1));
+        });
     }
 
     /**
@@ -356,31 +390,33 @@ class SiwErrorInteropTest {
      */
     @Test
     void sendToJiwarpWithNoReceivePostedGetsJiwarpsTerminateInTheKernelLog() throws Exception {
-        int port = freePort();
-        ProtectionDomain pd = rnic.allocatePd();
-        CompletionQueue cq = rnic.createCq(16);
-        QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).ird(1).ord(1));
-        CompletableFuture<QueuePair> accepted = new CompletableFuture<>();
-        ExecResult client;
-        try (RnicListener listener = rnic.listen(new InetSocketAddress("127.0.0.1", port),
-                request -> request.accept(qp, new byte[0]).whenComplete((q, failure) -> {
-                    if (failure != null) {
-                        accepted.completeExceptionally(failure);
-                    } else {
-                        accepted.complete(q);
-                    }
-                }))) {
-            client = peer.run("rping -c -a " + SiwPeer.HOST_ADDRESS + " -p " + port + " -C 1 -V -d",
-                    Duration.ofSeconds(60));
-            accepted.get(10, TimeUnit.SECONDS);
-            qp.closeFuture().get(30, TimeUnit.SECONDS);
-        }
-        assertEquals(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, qp.terminateSent());
-        assertTrue(client.output().contains("DISCONNECT"), client::toString);
-        // RFC layer 1 (DDP), etype 2, code 2: octet 0x12, read by siw as layer 2, type 1.
-        assertKernelLogged("siw: got TERMINATE. layer 2, type 1, code 2");
-        CaptureCheck capture = guestCapture(port, "jiwarp-terminate-ddp");
-        assertEquals(List.of(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER), terminates(capture));
+        onFreshGuestIfItHangs("sendToJiwarpWithNoReceivePostedGetsJiwarpsTerminateInTheKernelLog", () -> {
+            int port = freePort();
+            ProtectionDomain pd = rnic.allocatePd();
+            CompletionQueue cq = rnic.createCq(16);
+            QueuePair qp = rnic.createQp(new QpConfig(pd, cq, cq).ird(1).ord(1));
+            CompletableFuture<QueuePair> accepted = new CompletableFuture<>();
+            ExecResult client;
+            try (RnicListener listener = rnic.listen(new InetSocketAddress("127.0.0.1", port),
+                    request -> request.accept(qp, new byte[0]).whenComplete((q, failure) -> {
+                        if (failure != null) {
+                            accepted.completeExceptionally(failure);
+                        } else {
+                            accepted.complete(q);
+                        }
+                    }))) {
+                client = peer.run("rping -c -a " + SiwPeer.HOST_ADDRESS + " -p " + port + " -C 1 -V -d",
+                        Duration.ofSeconds(60));
+                accepted.get(10, TimeUnit.SECONDS);
+                qp.closeFuture().get(30, TimeUnit.SECONDS);
+            }
+            assertEquals(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, qp.terminateSent());
+            assertTrue(client.output().contains("DISCONNECT"), client::toString);
+            // RFC layer 1 (DDP), etype 2, code 2: octet 0x12, read by siw as layer 2, type 1.
+            assertKernelLogged("siw: got TERMINATE. layer 2, type 1, code 2");
+            CaptureCheck capture = guestCapture(port, "jiwarp-terminate-ddp");
+            assertEquals(List.of(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER), terminates(capture));
+        });
     }
 
     // ---------------------------------------------------------------------------------------------
