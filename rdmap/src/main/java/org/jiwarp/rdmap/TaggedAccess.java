@@ -179,6 +179,12 @@ public final class TaggedAccess {
             throw new TerminateException(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED,
                     String.format("Send with Invalidate: STag 0x%08x may not be invalidated remotely", stag));
         }
+        if ((region.access() & (Access.REMOTE_READ | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) == 0) {
+            // RFC 5040 section 8.1.1: invalidation is of an STag enabled for remote access; a local-only
+            // region (posted receives, a Read's sink) was never the peer's to take away.
+            throw new TerminateException(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED,
+                    String.format("Send with Invalidate: STag 0x%08x grants no remote access", stag));
+        }
         boolean shared = region.stream() == TaggedBuffer.ANY_STREAM;
         if (shared ? !sharedInvalidation : region.stream() != stream) {
             throw new TerminateException(TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED, String.format(

@@ -50,8 +50,8 @@ import org.junit.jupiter.api.Test;
  *   <li>a Send (RFC 5041 section 7.1): no posted receive: invalid MSN, no buffer; a segment that
  *       does not fit: message too long, after the earlier segments were placed; with Invalidate,
  *       once placed: unknown STag: RDMAP operation error 0x09; another domain: RDMAP protection
- *       error 0x09; otherwise the STag turns invalid (remote invalidation is allowed for every
- *       region, as in siw);</li>
+ *       error 0x09, as for a region granting no remote access; otherwise the STag turns invalid
+ *       (remote invalidation is allowed for every remotely accessible region, as in siw);</li>
  *   <li>a local SGE outside its region, without LOCAL_WRITE where needed, or of another domain:
  *       a LOCAL_PROTECTION_ERROR completion (a refused receive post), the connection unharmed.</li>
  * </ul>
@@ -862,7 +862,9 @@ class MemoryModelPropertyTest {
                     Region region = target.regions.get(invalidateStag);
                     if (region == null) {
                         op.error = TerminateError.RDMAP_OPERATION_STAG_CANNOT_BE_INVALIDATED;
-                    } else if (region.foreign) {
+                    } else if (region.foreign || (region.access
+                            & (Access.REMOTE_READ | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) == 0) {
+                        // Another domain's, or a local-only region the peer was never given.
                         op.error = TerminateError.RDMAP_PROTECTION_STAG_CANNOT_BE_INVALIDATED;
                     } else {
                         region.valid = false;
