@@ -1,9 +1,11 @@
 package org.jiwarp.conformance;
 
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jiwarp.capture.decode.RpcRdmaFields;
@@ -108,9 +111,9 @@ public final class Tshark {
             command.add(field);
         }
         Map<Integer, Map<String, String>> frames = new TreeMap<>();
-        for (String line : run(command).split("\n")) {
+        eachLine(command, line -> {
             if (line.isEmpty()) {
-                continue;
+                return;
             }
             String[] columns = line.split("\t", -1);
             Map<String, String> values = new TreeMap<>();
@@ -122,11 +125,10 @@ public final class Tshark {
             if (!values.isEmpty()) {
                 frames.put(Integer.parseInt(columns[0].trim()), values);
             }
-        }
+        });
         return frames;
     }
 
-    private static final Pattern PACKET = Pattern.compile("<packet>(.*?)</packet>", Pattern.DOTALL);
     private static final Pattern FRAME_NUMBER = Pattern.compile("<field name=\"frame.number\"[^>]* show=\"(\\d+)\"");
     private static final Pattern CRC_CHECK = Pattern.compile(
             "<field name=\"iwarp_mpa.crc_check\" showname=\"[^\"]*\\((Good|Bad) CRC32");
@@ -160,29 +162,51 @@ public final class Tshark {
         final List<String> crcVerdicts = new ArrayList<>();
     }
 
+    /**
+     * Reads tshark's PDML a line at a time (it writes each packet, proto and field on a line of its
+     * own) and keeps of each packet only what is asked of it: the PDML of a 15 MB capture of 64 KiB
+     * messages is over 400 MB, which read whole took more than a gigabyte of heap.
+     */
     private static List<Packet> pdml(Path tshark, Path capture) throws IOException {
         List<String> command = new ArrayList<>(List.of(tshark.toString(), "-r", capture.toString()));
         command.addAll(COMMON);
         command.addAll(List.of("-T", "pdml"));
-        String xml = run(command);
         List<Packet> packets = new ArrayList<>();
-        Matcher packetMatcher = PACKET.matcher(xml);
-        while (packetMatcher.find()) {
-            String body = packetMatcher.group(1);
-            Matcher frame = FRAME_NUMBER.matcher(body);
-            if (!frame.find()) {
-                continue;
+        Packet[] current = new Packet[1];
+        eachLine(command, line -> {
+            if (line.startsWith("<packet>")) {
+                current[0] = new Packet();
+            } else if (line.startsWith("</packet>")) {
+                if (current[0] != null && current[0].frame > 0) {
+                    packets.add(current[0]);
+                }
+                current[0] = null;
+            } else if (current[0] != null) {
+                Packet packet = current[0];
+                Matcher frame = FRAME_NUMBER.matcher(line);
+                if (packet.frame == 0 && frame.find()) {
+                    packet.frame = Integer.parseInt(frame.group(1));
+                }
+                packet.malformed |= MALFORMED.matcher(line).find();
+                Matcher crc = CRC_CHECK.matcher(line);
+                while (crc.find()) {
+                    packet.crcVerdicts.add(crc.group(1));
+                }
             }
-            Packet packet = new Packet();
-            packet.frame = Integer.parseInt(frame.group(1));
-            packet.malformed = MALFORMED.matcher(body).find();
-            Matcher crc = CRC_CHECK.matcher(body);
-            while (crc.find()) {
-                packet.crcVerdicts.add(crc.group(1));
-            }
-            packets.add(packet);
-        }
+        });
         return packets;
+    }
+
+    /** Runs tshark and hands each line of its output to {@code sink} as it comes; fails if tshark does. */
+    private static void eachLine(List<String> command, Consumer<String> sink) throws IOException {
+        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                sink.accept(line.strip());
+            }
+        }
+        awaitExit(process, command);
     }
 
     static String run(List<String> command) throws IOException {
@@ -191,6 +215,11 @@ public final class Tshark {
         try (InputStream in = process.getInputStream()) {
             in.transferTo(out);
         }
+        awaitExit(process, command);
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private static void awaitExit(Process process, List<String> command) throws IOException {
         try {
             if (!process.waitFor(120, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
@@ -203,6 +232,5 @@ public final class Tshark {
         if (process.exitValue() != 0) {
             throw new IOException("tshark exited with " + process.exitValue() + ": " + command);
         }
-        return out.toString(StandardCharsets.UTF_8);
     }
 }

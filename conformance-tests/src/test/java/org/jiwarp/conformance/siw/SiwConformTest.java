@@ -67,6 +67,18 @@ class SiwConformTest {
         if (peer != null) {
             peer.close();
         }
+        RETRIED.forEach(System.out::println);
+    }
+
+    /** The cells that needed a fresh guest ({@link GuestHang}); printed at the end. */
+    private static final List<String> RETRIED = new ArrayList<>();
+
+    /** A test's body, run once more on a fresh guest if the guest stops answering ({@link GuestHang}). */
+    private static void withFreshGuestOnHang(String cell, GuestHang.Cell body) throws Exception {
+        GuestHang.retryOnFreshGuest(cell, peer, RETRIED, () -> {
+            peer.close();
+            peer = SiwPeer.boot();
+        }, body);
     }
 
     private record Run(int exit, String out, String err) {
@@ -118,42 +130,46 @@ class SiwConformTest {
     @Test
     @Order(1)
     void siwAsTheListener() throws Exception {
-        try (SiwPeer.Background server = peer.start("while true; do rping -s -P -a " + SiwPeer.GUEST_ADDRESS
-                + " -p " + SiwPeer.RPING_PORT + " >>/tmp/rping-s.out 2>&1; sleep 0.2; done")) {
-            peer.awaitListening(SiwPeer.RPING_PORT, Duration.ofSeconds(30));
-            Run run = conform("siw-conform-listens", selection("127.0.0.1:" + peer.hostPort(SiwPeer.RPING_PORT),
-                    "--profile", "siw", "--markdown"));
-            keep("siw-conform-listens.md", run);
-            System.out.println(peer.run("tail -n 40 /tmp/rping-s.out").output());
-            assertRanToTheEnd(run);
-            assertSiwEncodingKnown(run);
-        }
+        withFreshGuestOnHang("siwAsTheListener", () -> {
+            try (SiwPeer.Background server = peer.start("while true; do rping -s -P -a " + SiwPeer.GUEST_ADDRESS
+                    + " -p " + SiwPeer.RPING_PORT + " >>/tmp/rping-s.out 2>&1; sleep 0.2; done")) {
+                peer.awaitListening(SiwPeer.RPING_PORT, Duration.ofSeconds(30));
+                Run run = conform("siw-conform-listens", selection("127.0.0.1:" + peer.hostPort(SiwPeer.RPING_PORT),
+                        "--profile", "siw", "--markdown"));
+                keep("siw-conform-listens.md", run);
+                System.out.println(peer.run("tail -n 40 /tmp/rping-s.out").output());
+                assertRanToTheEnd(run);
+                assertSiwEncodingKnown(run);
+            }
+        });
     }
 
     @Test
     @Order(2)
     void siwAsTheConnector() throws Exception {
-        int port;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
-        try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 20 rping -c -a "
-                + SiwPeer.HOST_ADDRESS + " -p " + port + " -C 1 >>/tmp/rping-c.out 2>&1; sleep 0.1; done")) {
-            // rping's first start in the guest is slow: one case with a long wait brings the loop up.
-            Run warmUp = conform("siw-conform-warm-up", "--listen", port, "--case", "write-placed", "--wait", 60_000);
-            assertTrue(warmUp.out().contains("1 PASS"), warmUp.out() + warmUp.err());
-            // A Reply with 513 octets of private data wedges siw's initiator: no rping -c connects again
-            // until the guest reboots (the scorecard has its row from a run of its own). siw's rping client
-            // can take more than 5 s to come back after some cases (finding F13 of the first full run), so
-            // each case waits up to 20 s for it.
-            Run run = conform("siw-conform-connects", selection("--listen", port, "--profile", "siw", "--markdown",
-                    "--wait", 20_000, "--timeout", 8000, "--skip", "reply-private-data-513"));
-            keep("siw-conform-connects.md", run);
-            System.out.println(peer.run("tail -n 40 /tmp/rping-c.out").output());
-            assertRanToTheEnd(run);
-            assertEquals(0, countOf(run.out(), "did not connect within"), run.out());
-            assertSiwEncodingKnown(run);
-        }
+        withFreshGuestOnHang("siwAsTheConnector", () -> {
+            int port;
+            try (ServerSocket probe = new ServerSocket(0)) {
+                port = probe.getLocalPort();
+            }
+            try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 20 rping -c -a "
+                    + SiwPeer.HOST_ADDRESS + " -p " + port + " -C 1 >>/tmp/rping-c.out 2>&1; sleep 0.1; done")) {
+                // rping's first start in the guest is slow: one case with a long wait brings the loop up.
+                Run warmUp = conform("siw-conform-warm-up", "--listen", port, "--case", "write-placed", "--wait", 60_000);
+                assertTrue(warmUp.out().contains("1 PASS"), warmUp.out() + warmUp.err());
+                // A Reply with 513 octets of private data wedges siw's initiator: no rping -c connects again
+                // until the guest reboots (the scorecard has its row from a run of its own). siw's rping client
+                // can take more than 5 s to come back after some cases (finding F13 of the first full run), so
+                // each case waits up to 20 s for it.
+                Run run = conform("siw-conform-connects", selection("--listen", port, "--profile", "siw", "--markdown",
+                        "--wait", 20_000, "--timeout", 8000, "--skip", "reply-private-data-513"));
+                keep("siw-conform-connects.md", run);
+                System.out.println(peer.run("tail -n 40 /tmp/rping-c.out").output());
+                assertRanToTheEnd(run);
+                assertEquals(0, countOf(run.out(), "did not connect within"), run.out());
+                assertSiwEncodingKnown(run);
+            }
+        });
     }
 
     /** perftest's options in the guest: one short run a case (-n), no TSC linearity check under TCG (-F). */
@@ -171,49 +187,53 @@ class SiwConformTest {
     @Test
     @Order(3)
     void siwsPerftestAsTheListener() throws Exception {
-        for (String program : List.of("ib_write_bw", "ib_read_bw")) {
-            try (SiwPeer.Background server = peer.start("while true; do " + program + PERFTEST_OPTIONS + " -p "
-                    + SiwPeer.PERFTEST_PORT + " >>/tmp/perftest-s.out 2>&1; sleep 0.2; done")) {
-                peer.awaitListening(SiwPeer.PERFTEST_PORT, Duration.ofSeconds(60));
-                Run run = conform("siw-conform-" + program + "-listens", perftestSelection(program, "127.0.0.1:"
-                        + peer.hostPort(SiwPeer.PERFTEST_PORT), "--app", program, "--profile", "siw", "--markdown",
-                        "--wait", 20_000, "--timeout", 8000));
-                keep("siw-conform-" + program + "-listens.md", run);
-                System.out.println(peer.run("tail -n 20 /tmp/perftest-s.out").output());
-                assertRanToTheEnd(run);
-                assertFalse(run.out().contains("perftest's exchange failed"), run.out());
-                // The exact end of the region perftest registered: its last octets take a Write, one more does not.
-                assertTrue(run.out().contains("| `perftest-write-last-octets` | perftest | RFC 5041 8.3.1 rule 3 "
-                        + "(inclusive bounds) | PASS |"), run.out());
-                assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
-                assertFalse(run.out().contains("| `perftest-write-one-past-the-end` | perftest | RFC 5041 7.1 (tagged 4), "
-                        + "8.3.1 rule 3 | **FAIL** | no Terminate"), run.out());
+        withFreshGuestOnHang("siwsPerftestAsTheListener", () -> {
+            for (String program : List.of("ib_write_bw", "ib_read_bw")) {
+                try (SiwPeer.Background server = peer.start("while true; do " + program + PERFTEST_OPTIONS + " -p "
+                        + SiwPeer.PERFTEST_PORT + " >>/tmp/perftest-s.out 2>&1; sleep 0.2; done")) {
+                    peer.awaitListening(SiwPeer.PERFTEST_PORT, Duration.ofSeconds(60));
+                    Run run = conform("siw-conform-" + program + "-listens", perftestSelection(program, "127.0.0.1:"
+                            + peer.hostPort(SiwPeer.PERFTEST_PORT), "--app", program, "--profile", "siw", "--markdown",
+                            "--wait", 20_000, "--timeout", 8000));
+                    keep("siw-conform-" + program + "-listens.md", run);
+                    System.out.println(peer.run("tail -n 20 /tmp/perftest-s.out").output());
+                    assertRanToTheEnd(run);
+                    assertFalse(run.out().contains("perftest's exchange failed"), run.out());
+                    // The exact end of the region perftest registered: its last octets take a Write, one more does not.
+                    assertTrue(run.out().contains("| `perftest-write-last-octets` | perftest | RFC 5041 8.3.1 rule 3 "
+                            + "(inclusive bounds) | PASS |"), run.out());
+                    assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
+                    assertFalse(run.out().contains("| `perftest-write-one-past-the-end` | perftest | RFC 5041 7.1 (tagged 4), "
+                            + "8.3.1 rule 3 | **FAIL** | no Terminate"), run.out());
+                }
             }
-        }
+        });
     }
 
     @Test
     @Order(4)
     void siwsPerftestAsTheConnector() throws Exception {
-        int port;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
-        for (String program : List.of("ib_write_bw", "ib_read_bw")) {
-            try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 30 " + program
-                    + PERFTEST_OPTIONS + " -p " + port + " " + SiwPeer.HOST_ADDRESS
-                    + " >>/tmp/perftest-c.out 2>&1; sleep 0.2; done")) {
-                Run run = conform("siw-conform-" + program + "-connects", perftestSelection(program, "--listen", port,
-                        "--app", program, "--profile", "siw", "--markdown", "--wait", 30_000, "--timeout", 8000));
-                keep("siw-conform-" + program + "-connects.md", run);
-                System.out.println(peer.run("tail -n 20 /tmp/perftest-c.out").output());
-                assertRanToTheEnd(run);
-                assertFalse(run.out().contains("perftest's exchange failed"), run.out());
-                assertTrue(run.out().contains("| `perftest-write-last-octets` | perftest | RFC 5041 8.3.1 rule 3 "
-                        + "(inclusive bounds) | PASS |"), run.out());
-                assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
+        withFreshGuestOnHang("siwsPerftestAsTheConnector", () -> {
+            int port;
+            try (ServerSocket probe = new ServerSocket(0)) {
+                port = probe.getLocalPort();
             }
-        }
+            for (String program : List.of("ib_write_bw", "ib_read_bw")) {
+                try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 30 " + program
+                        + PERFTEST_OPTIONS + " -p " + port + " " + SiwPeer.HOST_ADDRESS
+                        + " >>/tmp/perftest-c.out 2>&1; sleep 0.2; done")) {
+                    Run run = conform("siw-conform-" + program + "-connects", perftestSelection(program, "--listen", port,
+                            "--app", program, "--profile", "siw", "--markdown", "--wait", 30_000, "--timeout", 8000));
+                    keep("siw-conform-" + program + "-connects.md", run);
+                    System.out.println(peer.run("tail -n 20 /tmp/perftest-c.out").output());
+                    assertRanToTheEnd(run);
+                    assertFalse(run.out().contains("perftest's exchange failed"), run.out());
+                    assertTrue(run.out().contains("| `perftest-write-last-octets` | perftest | RFC 5041 8.3.1 rule 3 "
+                            + "(inclusive bounds) | PASS |"), run.out());
+                    assertTrue(run.out().contains("| `perftest-write-one-past-the-end` | perftest |"), run.out());
+                }
+            }
+        });
     }
 
     /**
