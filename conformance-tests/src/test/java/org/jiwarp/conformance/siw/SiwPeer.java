@@ -5,6 +5,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -161,6 +165,30 @@ public final class SiwPeer implements AutoCloseable {
         }
     }
 
+    /**
+     * What the guest's kernel says of its blocked tasks (uninterruptible sleep) and of its CPU, asked
+     * through QEMU's monitor with Alt-SysRq-W and Alt-SysRq-L, so it works when the guest's command
+     * line no longer answers: the console lines it printed, or a sentence saying why there are none.
+     */
+    public String blockedTasks() {
+        long before = readQuietly(consoleLog).length();
+        try (SocketChannel monitor = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            monitor.connect(UnixDomainSocketAddress.of(socketDirectory.resolve("mon.sock")));
+            for (String key : new String[] {"w", "l"}) {
+                monitor.write(ByteBuffer.wrap(("sendkey alt-sysrq-" + key + "\n").getBytes(StandardCharsets.US_ASCII)));
+                Thread.sleep(1500);
+            }
+        } catch (IOException e) {
+            return "QEMU's monitor did not answer: " + e.getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+        String console = readQuietly(consoleLog);
+        String dump = console.length() > before ? console.substring((int) before) : "";
+        return dump.isBlank() ? "the guest's kernel printed nothing on Alt-SysRq-W/L" : dump;
+    }
+
     /** The guest kernel log. */
     public String dmesg() {
         return run("dmesg", Duration.ofSeconds(30)).orThrow().output();
@@ -228,6 +256,7 @@ public final class SiwPeer implements AutoCloseable {
             // the JVM is shutting down: the hook runs anyway
         }
         deleteQuietly(socketDirectory.resolve("cmd.sock"));
+        deleteQuietly(socketDirectory.resolve("mon.sock"));
         deleteQuietly(socketDirectory);
     }
 
@@ -526,10 +555,12 @@ public final class SiwPeer implements AutoCloseable {
             cmd.addAll(List.of(
                     "-kernel", image.kernel().toString(),
                     "-initrd", image.initrd().toString(),
-                    "-append", ("console=ttyS0 panic=-1 " + b.kernelArguments).trim(),
+                    // sysrq_always_enabled: blockedTasks() asks the kernel for its blocked tasks with Alt-SysRq-W.
+                    "-append", ("console=ttyS0 panic=-1 sysrq_always_enabled " + b.kernelArguments).trim(),
                     "-serial", "file:" + qemuPath(console),
                     "-chardev", "socket,id=jwcmd,path=" + qemuPath(socket) + ",server=on,wait=on",
                     "-serial", "chardev:jwcmd",
+                    "-monitor", "unix:" + qemuPath(sockets.resolve("mon.sock")) + ",server=on,wait=off",
                     "-netdev", netdev.toString(),
                     "-device", "virtio-net-pci,netdev=net0",
                     "-object", "filter-dump,id=dump0,netdev=net0,file=" + qemuPath(pcap)));

@@ -68,6 +68,17 @@ class SiwPeerSmokeTest {
         assertTrue(link.output().contains(SiwPeer.DEVICE + "/1 state ACTIVE"), link::toString);
     }
 
+    /**
+     * What a hung guest is asked before it is replaced ({@link GuestHang}): the kernel's blocked tasks
+     * and CPU backtrace through QEMU's monitor, which needs no answer from the guest's command line.
+     */
+    @Test
+    void theKernelShowsItsBlockedTasksThroughTheMonitor() {
+        String dump = peer.blockedTasks();
+        assertTrue(dump.contains("sysrq: Show Blocked State"), dump);
+        assertTrue(dump.contains("sysrq: Show backtrace of all active CPUs"), dump);
+    }
+
     /** siw answers an MPA Request asking for markers with a Reply that rejects it (R=1, M=0). */
     @Test
     void hostReachesAGuestListenerAndTheCaptureRecordsIt() throws IOException, InterruptedException {
