@@ -1,9 +1,11 @@
 package org.jiwarp.conformance;
 
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -126,7 +128,6 @@ public final class Tshark {
         return frames;
     }
 
-    private static final Pattern PACKET = Pattern.compile("<packet>(.*?)</packet>", Pattern.DOTALL);
     private static final Pattern FRAME_NUMBER = Pattern.compile("<field name=\"frame.number\"[^>]* show=\"(\\d+)\"");
     private static final Pattern CRC_CHECK = Pattern.compile(
             "<field name=\"iwarp_mpa.crc_check\" showname=\"[^\"]*\\((Good|Bad) CRC32");
@@ -160,29 +161,49 @@ public final class Tshark {
         final List<String> crcVerdicts = new ArrayList<>();
     }
 
+    /**
+     * Reads tshark's PDML line by line as it comes (one field a line): a capture of some hundred
+     * megabytes gives gigabytes of PDML, more than one string can hold.
+     */
     private static List<Packet> pdml(Path tshark, Path capture) throws IOException {
         List<String> command = new ArrayList<>(List.of(tshark.toString(), "-r", capture.toString()));
         command.addAll(COMMON);
         command.addAll(List.of("-T", "pdml"));
-        String xml = run(command);
+        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         List<Packet> packets = new ArrayList<>();
-        Matcher packetMatcher = PACKET.matcher(xml);
-        while (packetMatcher.find()) {
-            String body = packetMatcher.group(1);
-            Matcher frame = FRAME_NUMBER.matcher(body);
-            if (!frame.find()) {
-                continue;
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            Packet packet = null;
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                if (line.contains("<packet>")) {
+                    packet = new Packet();
+                } else if (packet != null && line.contains("</packet>")) {
+                    if (packet.frame > 0) {
+                        packets.add(packet);
+                    }
+                    packet = null;
+                } else if (packet != null) {
+                    Matcher frame = FRAME_NUMBER.matcher(line);
+                    if (packet.frame == 0 && line.contains("frame.number") && frame.find()) {
+                        packet.frame = Integer.parseInt(frame.group(1));
+                    }
+                    packet.malformed |= line.contains("_ws.malformed") && MALFORMED.matcher(line).find();
+                    Matcher crc = CRC_CHECK.matcher(line);
+                    while (line.contains("crc_check") && crc.find()) {
+                        packet.crcVerdicts.add(crc.group(1));
+                    }
+                }
             }
-            Packet packet = new Packet();
-            packet.frame = Integer.parseInt(frame.group(1));
-            packet.malformed = MALFORMED.matcher(body).find();
-            Matcher crc = CRC_CHECK.matcher(body);
-            while (crc.find()) {
-                packet.crcVerdicts.add(crc.group(1));
-            }
-            packets.add(packet);
         }
+        finish(process, command);
         return packets;
+    }
+
+    /** tshark's output for {@code args} on {@code capture}, every dissector on (RPC-over-RDMA and NFS among them). */
+    public static String output(Path tshark, Path capture, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(tshark.toString(), "-n", "-r", capture.toString()));
+        command.addAll(List.of(args));
+        return run(command);
     }
 
     static String run(List<String> command) throws IOException {
@@ -191,6 +212,11 @@ public final class Tshark {
         try (InputStream in = process.getInputStream()) {
             in.transferTo(out);
         }
+        finish(process, command);
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private static void finish(Process process, List<String> command) throws IOException {
         try {
             if (!process.waitFor(120, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
@@ -203,6 +229,5 @@ public final class Tshark {
         if (process.exitValue() != 0) {
             throw new IOException("tshark exited with " + process.exitValue() + ": " + command);
         }
-        return out.toString(StandardCharsets.UTF_8);
     }
 }

@@ -19,6 +19,11 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.capture.check.CaptureChecker;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.capture.decode.IwarpStreamDecoder;
+import org.jiwarp.capture.pcap.PcapFile;
+import org.jiwarp.conformance.FieldComparison;
 import org.jiwarp.conformance.Tshark;
 import org.jiwarp.rnic.Rnic;
 import org.jiwarp.rpcrdma.PrivateData;
@@ -174,6 +179,32 @@ class SiwNfsInteropTest {
                 "jiwarp's own capture of cat has no READ call with a Write chunk:\n" + own);
     }
 
+    /**
+     * jiwarp reads the same capture as tshark does, field by field (iWARP, {@code rpcordma.*} and
+     * CRC verdicts), and {@code jiwarp check} finds nothing in it: every RDMA Read Request and Write
+     * of svcrdma inside a chunk jiwarp advertised, each Send with Invalidate naming a handle of the
+     * call it answers, jiwarp's calls in flight within svcrdma's credits. The same for jiwarp's own
+     * {@code --pcap} of a 4 KiB cat.
+     */
+    @Test
+    @Order(5)
+    void jiwarpDecodesTheRunAsTsharkDoesAndChecksItClean() throws Exception {
+        Path tshark = Tshark.required();
+        for (Path capture : List.of(pcap, ownCapture())) {
+            List<String> mismatches = FieldComparison.mismatches(tshark, capture);
+            assertEquals(List.of(), mismatches.subList(0, Math.min(20, mismatches.size())),
+                    mismatches.size() + " disagreement(s) with tshark on " + capture);
+            CaptureDecode decode = IwarpStreamDecoder.decode(PcapFile.read(capture));
+            assertEquals(List.of(), CaptureChecker.check(decode), "jiwarp check on " + capture);
+            long headers = decode.pdus().stream().filter(p -> p.fields().containsKey("rpcordma.xid")).count();
+            long invalidations = decode.pdus().stream().filter(p -> p.summary().contains("Send with Invalidate")).count();
+            System.out.println(capture.getFileName() + ": " + decode.pdus().size() + " PDUs, " + headers
+                    + " RPC-over-RDMA headers, " + invalidations + " Send with Invalidate segments; no mismatch, "
+                    + "no finding");
+            assertTrue(headers > 0 && invalidations > 0, "nothing for the rpcrdma rules to judge in " + capture);
+        }
+    }
+
     private static Path ownCapture() {
         return pcap.resolveSibling("jiwarp-nfs-cat-4k.pcap");
     }
@@ -185,7 +216,7 @@ class SiwNfsInteropTest {
      * timings are printed, never asserted.
      */
     @Test
-    @Order(5)
+    @Order(6)
     void kernelClientFigureBesideJiwarps() {
         String script = String.join("\n",
                 "set -e",
