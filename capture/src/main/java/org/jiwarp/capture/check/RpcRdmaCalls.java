@@ -35,6 +35,8 @@ final class RpcRdmaCalls {
         final Map<String, Call> latest = new HashMap<>();
         final Map<String, Call> outstanding = new LinkedHashMap<>();
         long granted = 1;
+        /** A reply to one of this end's calls has come: {@link #granted} is the responder's grant. */
+        boolean answered;
     }
 
     private final Map<String, End> ends = new HashMap<>();
@@ -63,6 +65,7 @@ final class RpcRdmaCalls {
         if (other.outstanding.remove(xid) != null) {
             // A reply: its rdma_credit is the number of calls the other end may have in flight.
             other.granted = Math.max(1, Long.parseLong(fields.getOrDefault("rpcordma.flow_control", "1")));
+            other.answered = true;
             return null;
         }
         Call call = new Call(pdu.frameNumber(), handles(fields));
@@ -73,8 +76,7 @@ final class RpcRdmaCalls {
         }
         return String.format("the call with XID %s makes %d calls in flight, more than the %d credit%s the "
                 + "responder granted%s.", xid, sender.outstanding.size(), sender.granted,
-                sender.granted == 1 ? "" : "s", other.latest.isEmpty() && sender.granted == 1
-                        ? " (before the first reply a requester has one)" : "");
+                sender.granted == 1 ? "" : "s", sender.answered ? "" : " (before the first reply a requester has one)");
     }
 
     /**

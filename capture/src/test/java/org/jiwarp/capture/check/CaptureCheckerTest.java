@@ -486,7 +486,8 @@ class CaptureCheckerTest {
                 .check());
         Finding first = only(Rule.RPCRDMA_CREDITS, rpcOverRdma().client(rpcCall(1, 1, 0x301))
                 .client(rpcCall(2, 2, 0x302)));
-        assertTrue(first.sentence().contains("2 calls in flight, more than the 1 credit"), first.sentence());
+        assertTrue(first.sentence().contains("2 calls in flight, more than the 1 credit the responder granted (before "
+                + "the first reply"), first.sentence());
         Finding third = only(Rule.RPCRDMA_CREDITS, rpcOverRdma().client(rpcCall(1, 1, 0x301))
                 .server(rpcReply(1, 1, 2, SEND, 0)).client(rpcCall(2, 2, 0x302)).client(rpcCall(3, 3, 0x303))
                 .client(rpcCall(4, 4, 0x304)));
@@ -494,8 +495,9 @@ class CaptureCheckerTest {
         assertTrue(third.sentence().contains("XID 0x00000004 makes 3 calls in flight, more than the 2 credits"),
                 third.sentence());
         // A grant of zero counts as one.
-        only(Rule.RPCRDMA_CREDITS, rpcOverRdma().client(rpcCall(1, 1, 0x301)).server(rpcReply(1, 1, 0, SEND, 0))
-                .client(rpcCall(2, 2, 0x302)).client(rpcCall(3, 3, 0x303)));
+        Finding zero = only(Rule.RPCRDMA_CREDITS, rpcOverRdma().client(rpcCall(1, 1, 0x301))
+                .server(rpcReply(1, 1, 0, SEND, 0)).client(rpcCall(2, 2, 0x302)).client(rpcCall(3, 3, 0x303)));
+        assertTrue(zero.sentence().endsWith("the 1 credit the responder granted."), zero.sentence());
         assertEquals(List.of(), rpcOverRdma().client(rpcCall(1, 1, 0x301)).server(rpcReply(1, 1, 0, SEND, 0))
                 .client(rpcCall(2, 2, 0x302)).check());
     }
