@@ -19,11 +19,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.capture.check.CaptureChecker;
 import org.jiwarp.capture.decode.CaptureDecode;
-import org.jiwarp.capture.decode.IwarpStreamDecoder;
-import org.jiwarp.capture.pcap.PcapFile;
-import org.jiwarp.conformance.FieldComparison;
 import org.jiwarp.conformance.Tshark;
 import org.jiwarp.rnic.Rnic;
 import org.jiwarp.rpcrdma.PrivateData;
@@ -56,7 +52,6 @@ class SiwNfsInteropTest {
     private static SiwPeer peer;
     private static Path pcap;
     private static String export;
-    private static List<Object> ports;
     /** What jiwarp nfs printed for the 64 MiB put and cat, for the figure beside the kernel client. */
     private static String jiwarpFigure = "";
 
@@ -72,7 +67,6 @@ class SiwNfsInteropTest {
         peer.awaitListening(NfsGuest.RDMA_PORT, Duration.ofSeconds(30));
         peer.awaitListening(NfsGuest.MOUNT_PORT, Duration.ofSeconds(30));
         export = "127.0.0.1:" + NfsGuest.EXPORT;
-        ports = List.of("--port", peer.hostPort(NfsGuest.RDMA_PORT), "--mount-port", peer.hostPort(NfsGuest.MOUNT_PORT));
     }
 
     @AfterAll
@@ -189,13 +183,8 @@ class SiwNfsInteropTest {
     @Test
     @Order(5)
     void jiwarpDecodesTheRunAsTsharkDoesAndChecksItClean() throws Exception {
-        Path tshark = Tshark.required();
         for (Path capture : List.of(pcap, ownCapture())) {
-            List<String> mismatches = FieldComparison.mismatches(tshark, capture);
-            assertEquals(List.of(), mismatches.subList(0, Math.min(20, mismatches.size())),
-                    mismatches.size() + " disagreement(s) with tshark on " + capture);
-            CaptureDecode decode = IwarpStreamDecoder.decode(PcapFile.read(capture));
-            assertEquals(List.of(), CaptureChecker.check(decode), "jiwarp check on " + capture);
+            CaptureDecode decode = NfsGuest.decodedAsTsharkDoesAndClean(capture);
             long headers = decode.pdus().stream().filter(p -> p.fields().containsKey("rpcordma.xid")).count();
             long invalidations = decode.pdus().stream().filter(p -> p.summary().contains("Send with Invalidate")).count();
             System.out.println(capture.getFileName() + ": " + decode.pdus().size() + " PDUs, " + headers
@@ -244,11 +233,7 @@ class SiwNfsInteropTest {
     }
 
     private static JiwarpCommand.Run nfs(Object... args) {
-        Object[] all = new Object[args.length + 1 + ports.size()];
-        all[0] = "nfs";
-        System.arraycopy(args, 0, all, 1, args.length);
-        System.arraycopy(ports.toArray(), 0, all, 1 + args.length, ports.size());
-        return JiwarpCommand.run(all);
+        return NfsGuest.nfs(peer, args);
     }
 
     private static String tshark(Path tshark, String... args) throws IOException, InterruptedException {
