@@ -553,7 +553,8 @@ public final class CaptureChecker {
                     int invalidated = RdmapHeaders.invalidateStag(buf, 0);
                     if (calls != null && mo == 0 && buf.readableBytes() >= body + 4) {
                         // RFC 8166 section 3.4: the responder may invalidate a handle of the call it answers.
-                        String wrong = calls.invalidation(pdu.source(), pdu.destination(), buf.getInt(body), invalidated);
+                        String wrong = calls.invalidation(opcode.displayName(), pdu.destination(), buf.getInt(body),
+                                invalidated);
                         if (wrong != null) {
                             report(Rule.RPCRDMA_INVALIDATE, direction, frame, wrong);
                         }

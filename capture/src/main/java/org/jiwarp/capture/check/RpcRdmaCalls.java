@@ -80,16 +80,16 @@ final class RpcRdmaCalls {
     }
 
     /**
-     * A Send with Invalidate from the end at {@code source} answering the call {@code xid} (the
-     * first four octets of its message) invalidates {@code stag}: returns why that is not a handle
-     * of the call, or {@code null}.
+     * A {@code send} (a Send with Invalidate, or with Solicited Event and Invalidate) answering the
+     * call {@code xid} (the first four octets of its message) that {@code peer} sent invalidates
+     * {@code stag}: returns why that is not a handle of the call, or {@code null}.
      */
-    String invalidation(String source, String peer, int xid, int stag) {
+    String invalidation(String send, String peer, int xid, int stag) {
         String key = String.format("0x%08x", xid);
         Call call = end(peer).latest.get(key);
         if (call == null) {
-            return judgeCredits && !lost ? String.format("a Send with Invalidate answers XID %s, which no call on "
-                    + "this connection carried, and invalidates STag 0x%08x.", key, stag) : null;
+            return judgeCredits && !lost ? String.format("a %s answers XID %s, which no call on this connection "
+                    + "carried, and invalidates STag 0x%08x.", send, key, stag) : null;
         }
         if (call.handles().contains(stag)) {
             return null;
@@ -98,8 +98,8 @@ final class RpcRdmaCalls {
         for (int handle : call.handles()) {
             handles.append(handles.length() == 0 ? "" : ", ").append(String.format("0x%08x", handle));
         }
-        return String.format("a Send with Invalidate answering XID %s invalidates STag 0x%08x, which is no chunk "
-                + "handle of that call (frame %d advertised %s).", key, stag, call.frame(),
+        return String.format("a %s answering XID %s invalidates STag 0x%08x, which is no chunk handle of that "
+                + "call (frame %d advertised %s).", send, key, stag, call.frame(),
                 handles.length() == 0 ? "none" : handles);
     }
 

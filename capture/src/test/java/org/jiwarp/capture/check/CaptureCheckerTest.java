@@ -467,8 +467,10 @@ class CaptureCheckerTest {
                 .server(rpcReply(2, 8, 4, SEND_WITH_INVALIDATE, 0x300)));
         assertTrue(other.sentence().contains("XID 0x00000008 invalidates STag 0x00000300")
                 && other.sentence().contains("advertised 0x00000310"), other.sentence());
-        only(Rule.RPCRDMA_INVALIDATE, rpcOverRdma().client(rpcCall(1, 7, 0x300))
+        Finding solicited = only(Rule.RPCRDMA_INVALIDATE, rpcOverRdma().client(rpcCall(1, 7, 0x300))
                 .server(rpcReply(1, 7, 4, SEND_WITH_SE_AND_INVALIDATE, 0x301)));
+        assertTrue(solicited.sentence().startsWith("a Send with SE and Invalidate answering XID 0x00000007"),
+                solicited.sentence());
         Finding unknown = only(Rule.RPCRDMA_INVALIDATE, rpcOverRdma().client(rpcCall(1, 7, 0x300))
                 .server(rpcReply(1, 9, 4, SEND_WITH_INVALIDATE, 0x300)));
         assertTrue(unknown.sentence().contains("XID 0x00000009, which no call"), unknown.sentence());
