@@ -163,7 +163,7 @@ public final class CaptureChecker {
                 mpa(request, reply);
             }
             if (stags.rpcOverRdma(index)) {
-                calls = new RpcRdmaCalls(request != null);
+                calls = new RpcRdmaCalls();
             }
             for (DecodedPdu pdu : pdus) {
                 if (pdu.kind() == DecodedPdu.Kind.FPDU) {

@@ -40,15 +40,12 @@ final class RpcRdmaCalls {
     }
 
     private final Map<String, End> ends = new HashMap<>();
-    private final boolean judgeCredits;
     private boolean lost;
 
-    /** @param whole the capture holds the connection's MPA exchange, so every call and reply is in it */
-    RpcRdmaCalls(boolean whole) {
-        this.judgeCredits = whole;
-    }
-
-    /** The capture lost octets of the connection: calls in flight can no longer be counted. */
+    /**
+     * The capture lacks octets of the connection (it began after the MPA exchange, or has a gap):
+     * calls in flight can no longer be counted, nor a reply told from a call.
+     */
     void lost() {
         lost = true;
     }
@@ -71,7 +68,7 @@ final class RpcRdmaCalls {
         Call call = new Call(pdu.frameNumber(), handles(fields));
         sender.latest.put(xid, call);
         sender.outstanding.put(xid, call);
-        if (!judgeCredits || lost || sender.outstanding.size() <= sender.granted) {
+        if (lost || sender.outstanding.size() <= sender.granted) {
             return null;
         }
         return String.format("the call with XID %s makes %d calls in flight, more than the %d credit%s the "
@@ -88,7 +85,7 @@ final class RpcRdmaCalls {
         String key = String.format("0x%08x", xid);
         Call call = end(peer).latest.get(key);
         if (call == null) {
-            return judgeCredits && !lost ? String.format("a %s answers XID %s, which no call on this connection "
+            return !lost ? String.format("a %s answers XID %s, which no call on this connection "
                     + "carried, and invalidates STag 0x%08x.", send, key, stag) : null;
         }
         if (call.handles().contains(stag)) {
