@@ -200,9 +200,9 @@ class SiwNfsInteropTest {
 
     /**
      * The figure beside Linux's own client: the kernel NFS client in the same guest mounts the
-     * export over RDMA (siw, through the guest's loopback, so no emulated link: not the second
-     * guest the issue asks for) and copies 64 MiB in and out; its checksum must match. The
-     * timings are printed, never asserted.
+     * export over RDMA (siw, through the guest's loopback, so no emulated link and nothing on the
+     * QEMU capture; {@link SiwNfsTwoGuestsTest} has the client in a second guest) and copies 64 MiB
+     * in and out; its checksum must match. The timings are printed, never asserted.
      */
     @Test
     @Order(6)
