@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jiwarp.capture.decode.RpcRdmaFields;
@@ -111,9 +110,9 @@ public final class Tshark {
             command.add(field);
         }
         Map<Integer, Map<String, String>> frames = new TreeMap<>();
-        eachLine(command, line -> {
+        for (String line : run(command).split("\n")) {
             if (line.isEmpty()) {
-                return;
+                continue;
             }
             String[] columns = line.split("\t", -1);
             Map<String, String> values = new TreeMap<>();
@@ -125,7 +124,7 @@ public final class Tshark {
             if (!values.isEmpty()) {
                 frames.put(Integer.parseInt(columns[0].trim()), values);
             }
-        });
+        }
         return frames;
     }
 
@@ -163,50 +162,48 @@ public final class Tshark {
     }
 
     /**
-     * Reads tshark's PDML a line at a time (it writes each packet, proto and field on a line of its
-     * own) and keeps of each packet only what is asked of it: the PDML of a 15 MB capture of 64 KiB
-     * messages is over 400 MB, which read whole took more than a gigabyte of heap.
+     * Reads tshark's PDML line by line as it comes (one field a line): a capture of some hundred
+     * megabytes gives gigabytes of PDML, more than one string can hold.
      */
     private static List<Packet> pdml(Path tshark, Path capture) throws IOException {
         List<String> command = new ArrayList<>(List.of(tshark.toString(), "-r", capture.toString()));
         command.addAll(COMMON);
         command.addAll(List.of("-T", "pdml"));
+        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         List<Packet> packets = new ArrayList<>();
-        Packet[] current = new Packet[1];
-        eachLine(command, line -> {
-            if (line.startsWith("<packet>")) {
-                current[0] = new Packet();
-            } else if (line.startsWith("</packet>")) {
-                if (current[0] != null && current[0].frame > 0) {
-                    packets.add(current[0]);
-                }
-                current[0] = null;
-            } else if (current[0] != null) {
-                Packet packet = current[0];
-                Matcher frame = FRAME_NUMBER.matcher(line);
-                if (packet.frame == 0 && frame.find()) {
-                    packet.frame = Integer.parseInt(frame.group(1));
-                }
-                packet.malformed |= MALFORMED.matcher(line).find();
-                Matcher crc = CRC_CHECK.matcher(line);
-                while (crc.find()) {
-                    packet.crcVerdicts.add(crc.group(1));
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            Packet packet = null;
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                if (line.contains("<packet>")) {
+                    packet = new Packet();
+                } else if (packet != null && line.contains("</packet>")) {
+                    if (packet.frame > 0) {
+                        packets.add(packet);
+                    }
+                    packet = null;
+                } else if (packet != null) {
+                    Matcher frame = FRAME_NUMBER.matcher(line);
+                    if (packet.frame == 0 && line.contains("frame.number") && frame.find()) {
+                        packet.frame = Integer.parseInt(frame.group(1));
+                    }
+                    packet.malformed |= line.contains("_ws.malformed") && MALFORMED.matcher(line).find();
+                    Matcher crc = CRC_CHECK.matcher(line);
+                    while (line.contains("crc_check") && crc.find()) {
+                        packet.crcVerdicts.add(crc.group(1));
+                    }
                 }
             }
-        });
+        }
+        finish(process, command);
         return packets;
     }
 
-    /** Runs tshark and hands each line of its output to {@code sink} as it comes; fails if tshark does. */
-    private static void eachLine(List<String> command, Consumer<String> sink) throws IOException {
-        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                StandardCharsets.UTF_8))) {
-            for (String line = in.readLine(); line != null; line = in.readLine()) {
-                sink.accept(line.strip());
-            }
-        }
-        awaitExit(process, command);
+    /** tshark's output for {@code args} on {@code capture}, every dissector on (RPC-over-RDMA and NFS among them). */
+    public static String output(Path tshark, Path capture, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(tshark.toString(), "-n", "-r", capture.toString()));
+        command.addAll(List.of(args));
+        return run(command);
     }
 
     static String run(List<String> command) throws IOException {
@@ -215,11 +212,11 @@ public final class Tshark {
         try (InputStream in = process.getInputStream()) {
             in.transferTo(out);
         }
-        awaitExit(process, command);
+        finish(process, command);
         return out.toString(StandardCharsets.UTF_8);
     }
 
-    private static void awaitExit(Process process, List<String> command) throws IOException {
+    private static void finish(Process process, List<String> command) throws IOException {
         try {
             if (!process.waitFor(120, TimeUnit.SECONDS)) {
                 process.destroyForcibly();

@@ -103,6 +103,8 @@ public final class CaptureChecker {
         final Map<String, Direction> directions = new LinkedHashMap<>();
         final Map<String, Gathered> gathered = new LinkedHashMap<>();
         final AdvertisedStags stags;
+        /** The connection's RPC-over-RDMA calls, or {@code null} when it is no RPC-over-RDMA connection. */
+        RpcRdmaCalls calls;
         /** The ready-to-receive message the Reply chose in peer-to-peer mode (RFC 6581), as rtrBits, or 0. */
         int rtr;
         String initiatorSource;
@@ -160,6 +162,9 @@ public final class CaptureChecker {
             if (request != null) {
                 mpa(request, reply);
             }
+            if (stags.rpcOverRdma(index)) {
+                calls = new RpcRdmaCalls();
+            }
             for (DecodedPdu pdu : pdus) {
                 if (pdu.kind() == DecodedPdu.Kind.FPDU) {
                     if (pdu.resynchronised() || (request == null && !directions.containsKey(pdu.source()))) {
@@ -186,6 +191,9 @@ public final class CaptureChecker {
          */
         private void joinedLate(Direction direction) {
             direction.joinedLate = true;
+            if (calls != null) {
+                calls.lost();
+            }
             direction.nextMsn.clear();
             direction.nextMo.clear();
             direction.taggedOpen = false;
@@ -527,6 +535,12 @@ public final class CaptureChecker {
                 direction.nextMo.put(qn, mo + length);
             }
             int body = DdpHeaders.UNTAGGED_HEADER_LENGTH;
+            if (calls != null && pdu.fields().containsKey("rpcordma.xid")) {
+                String excess = calls.message(pdu, pdu.destination());
+                if (excess != null) {
+                    report(Rule.RPCRDMA_CREDITS, direction, frame, excess);
+                }
+            }
             switch (opcode) {
                 case SEND, SEND_WITH_SE -> {
                     if (RdmapHeaders.invalidateStag(buf, 0) != 0) {
@@ -537,6 +551,14 @@ public final class CaptureChecker {
                 }
                 case SEND_WITH_INVALIDATE, SEND_WITH_SE_AND_INVALIDATE -> {
                     int invalidated = RdmapHeaders.invalidateStag(buf, 0);
+                    if (calls != null && mo == 0 && buf.readableBytes() >= body + 4) {
+                        // RFC 8166 section 3.4: the responder may invalidate a handle of the call it answers.
+                        String wrong = calls.invalidation(opcode.displayName(), pdu.destination(), buf.getInt(body),
+                                invalidated);
+                        if (wrong != null) {
+                            report(Rule.RPCRDMA_INVALIDATE, direction, frame, wrong);
+                        }
+                    }
                     List<AdvertisedStags.Advert> adverts = stags.before(pdu.destination(), frame);
                     if (!adverts.isEmpty() && stags.find(pdu.destination(), invalidated, frame) == null) {
                         report(Rule.RDMAP_INVALIDATE_STAG, direction, frame, String.format("a %s invalidates STag "

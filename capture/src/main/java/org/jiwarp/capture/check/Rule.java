@@ -26,7 +26,9 @@ public enum Rule {
     RDMAP_IRD("rdmap-ird", "RFC 6581 section 3, RFC 5040 section 6.1"),
     RDMAP_AFTER_TERMINATE("rdmap-after-terminate", "RFC 5040 section 5.6"),
     RDMAP_TERMINATE("rdmap-terminate", "RFC 5040 section 4.8"),
-    RPCRDMA_CHUNK("rpcrdma-chunk", "RFC 8166 section 3.4");
+    RPCRDMA_CHUNK("rpcrdma-chunk", "RFC 8166 section 3.4"),
+    RPCRDMA_INVALIDATE("rpcrdma-invalidate", "RFC 8166 section 3.4, RFC 8797"),
+    RPCRDMA_CREDITS("rpcrdma-credits", "RFC 8166 section 3.3.1");
 
     private final String id;
     private final String section;

@@ -18,6 +18,10 @@
  *       (RFC 5040 sections 4.8 and 5.6); Writes, Read Requests and Send with Invalidate against
  *       the STags the capture shows being advertised in rping's and perftest's Sends
  *       (RFC 5041 section 7.1, RFC 5040 section 5.3).</li>
+ *   <li>RPC-over-RDMA (on connections whose MPA exchange carries RFC 8797 private data): RDMA
+ *       Writes and Read Requests inside the chunks the other end advertised (RFC 8166 section
+ *       3.4), a Send with Invalidate invalidating a handle of the call it answers, and calls in
+ *       flight within the credits granted (RFC 8166 section 3.3.1).</li>
  * </ul>
  *
  * <p>Known implementation quirks are named as such (Linux siw 6.1's little-endian Terminate

@@ -50,6 +50,9 @@ public final class CaptureDecode {
         for (DecodedPdu pdu : pdus) {
             Map<String, String> fields = frames.computeIfAbsent(pdu.frameNumber(), f -> new LinkedHashMap<>());
             for (Map.Entry<String, String> field : pdu.fields().entrySet()) {
+                if (pdu.rpcRdmaUnshown() && field.getKey().startsWith("rpcordma.")) {
+                    continue;
+                }
                 fields.merge(field.getKey(), field.getValue(), (a, b) -> a + "," + b);
             }
         }

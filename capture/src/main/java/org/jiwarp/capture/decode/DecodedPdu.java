@@ -34,6 +34,7 @@ public final class DecodedPdu {
     private byte[] pad = new byte[0];
     private boolean resynchronised;
     private int mulpdu = -1;
+    private boolean rpcRdmaUnshown;
 
     DecodedPdu(int frameNumber, int conversation, String source, String destination, Kind kind) {
         this.frameNumber = frameNumber;
@@ -66,6 +67,20 @@ public final class DecodedPdu {
 
     void mulpdu(int mulpdu) {
         this.mulpdu = mulpdu;
+    }
+
+    /**
+     * {@code true} when this PDU carries an RPC-over-RDMA header that tshark does not show: Wireshark
+     * 4.0 dissects only the first RPC-over-RDMA message of a frame (a later one in the same TCP
+     * segment shows as "Reassembled PDU in frame" and nothing more). Its {@code rpcordma.*} fields
+     * are in {@link #fields()} for the checker, and left out of {@link CaptureDecode#fieldsByFrame()}.
+     */
+    public boolean rpcRdmaUnshown() {
+        return rpcRdmaUnshown;
+    }
+
+    void rpcRdmaUnshown(boolean unshown) {
+        this.rpcRdmaUnshown = unshown;
     }
 
     public int frameNumber() {

@@ -26,7 +26,8 @@ import org.jiwarp.wire.rdmap.RdmapOpcode;
  * RDMA_MSGP) header must hold whole chunk lists followed by an RPC message with the same xid.
  * Headers of a version other than 1 are recognised but show no field. The connection's RFC 8797
  * private data is not required: captures that start mid-connection have none, and tshark does not
- * use it either. The fields go on the PDU carrying the message's last segment.
+ * use it either. The fields go on the PDU carrying the message's last segment; of several messages
+ * ending in one frame tshark shows the first only ({@link DecodedPdu#rpcRdmaUnshown()}).
  *
  * <p>This reads the header in place rather than through {@code rpcrdma}'s codec: the capture module
  * sits below the RNIC and must not depend on it, and a decoder that shows what is on the wire
@@ -60,6 +61,7 @@ public final class RpcRdmaFields {
     /** Adds the header fields to the PDUs (in capture order) whose Send messages carry one. */
     static void decode(List<DecodedPdu> pdus) {
         Map<String, ByteArrayOutputStream> partial = new HashMap<>();
+        int lastShownFrame = -1;
         for (DecodedPdu pdu : pdus) {
             byte[] ulpdu = pdu.octets();
             if (pdu.kind() != DecodedPdu.Kind.FPDU || ulpdu.length < DdpHeaders.UNTAGGED_HEADER_LENGTH) {
@@ -93,6 +95,9 @@ public final class RpcRdmaFields {
             }
             if (isRpcOverRdma(whole)) {
                 header(Unpooled.wrappedBuffer(whole), pdu);
+                // Wireshark 4.0 shows the first RPC-over-RDMA message of a frame, no later one.
+                pdu.rpcRdmaUnshown(pdu.frameNumber() == lastShownFrame);
+                lastShownFrame = pdu.frameNumber();
             }
         }
     }

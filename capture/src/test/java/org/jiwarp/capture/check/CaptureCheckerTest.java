@@ -55,6 +55,12 @@ class CaptureCheckerTest {
                     new InetSocketAddress(InetAddress.getByName("10.1.0.2"), 6000), 77, 1000);
             tcp.announceMss(clientMss, serverMss);
             tcp.handshake();
+            if (request == null) {
+                // A capture that begins after the MPA exchange: FPDUs with CRCs, found by their CRC.
+                toServer = new FpduWriter(true, false);
+                toClient = new FpduWriter(true, false);
+                return;
+            }
             tcp.clientSends(request);
             tcp.serverSends(reply);
             boolean crc = ((request[16] | reply[16]) & MpaFrames.CRC_FLAG) != 0;
@@ -435,5 +441,96 @@ class CaptureCheckerTest {
         // Without RFC 8797 private data in the MPA exchange the connection is not taken for RPC-over-RDMA.
         assertEquals(List.of(), new Connection().client(rpcOverRdmaCall(1))
                 .server(tagged(0, true, 0x301, 0x7000, "12345678")).check());
+    }
+
+    /** An RDMA_MSG call with {@code xid} and a Write chunk of 8 octets under {@code handle}. */
+    static byte[] rpcCall(long msn, int xid, int handle) {
+        byte[] header = ByteBuffer.allocate(56).putInt(xid).putInt(1).putInt(32).putInt(0).putInt(0)
+                .putInt(1).putInt(1).putInt(handle).putInt(8).putLong(0x7000).putInt(0)
+                .putInt(0).putInt(xid).array();
+        return untagged(0x41, 0x43, 0, 0, msn, 0, header);
+    }
+
+    /** An RDMA_MSG reply to {@code xid} granting {@code credits}, with RDMAP control {@code rdmap} and Invalidate STag. */
+    static byte[] rpcReply(long msn, int xid, int credits, int rdmap, int invalidateStag) {
+        byte[] header = ByteBuffer.allocate(32).putInt(xid).putInt(1).putInt(credits).putInt(0).putInt(0).putInt(0)
+                .putInt(0).putInt(xid).array();
+        return untagged(0x41, rdmap, invalidateStag, 0, msn, 0, header);
+    }
+
+    private static final int SEND = 0x43;
+    private static final int SEND_WITH_INVALIDATE = 0x44;
+    private static final int SEND_WITH_SE_AND_INVALIDATE = 0x46;
+
+    @Test
+    void rpcOverRdmaRepliesInvalidateAHandleOfTheCallTheyAnswer() throws IOException {
+        assertEquals(List.of(), rpcOverRdma().client(rpcCall(1, 7, 0x300)).server(rpcReply(1, 7, 4, SEND_WITH_INVALIDATE,
+                0x300)).client(rpcCall(2, 8, 0x310)).server(rpcReply(2, 8, 4, SEND_WITH_SE_AND_INVALIDATE, 0x310))
+                .check());
+        // Another call's handle: still advertised by the requester, but not by the call this reply answers.
+        Finding other = only(Rule.RPCRDMA_INVALIDATE, rpcOverRdma().client(rpcCall(1, 7, 0x300))
+                .server(rpcReply(1, 7, 4, SEND, 0)).client(rpcCall(2, 8, 0x310))
+                .server(rpcReply(2, 8, 4, SEND_WITH_INVALIDATE, 0x300)));
+        assertTrue(other.sentence().contains("XID 0x00000008 invalidates STag 0x00000300")
+                && other.sentence().contains("advertised 0x00000310"), other.sentence());
+        Finding solicited = only(Rule.RPCRDMA_INVALIDATE, rpcOverRdma().client(rpcCall(1, 7, 0x300))
+                .server(rpcReply(1, 7, 4, SEND_WITH_SE_AND_INVALIDATE, 0x301)));
+        assertTrue(solicited.sentence().startsWith("a Send with SE and Invalidate answering XID 0x00000007"),
+                solicited.sentence());
+        Finding unknown = only(Rule.RPCRDMA_INVALIDATE, rpcOverRdma().client(rpcCall(1, 7, 0x300))
+                .server(rpcReply(1, 9, 4, SEND_WITH_INVALIDATE, 0x300)));
+        assertTrue(unknown.sentence().contains("XID 0x00000009, which no call"), unknown.sentence());
+        // Without RFC 8797 private data the connection is not RPC-over-RDMA, and the rule stays quiet.
+        assertEquals(List.of(), new Connection().client(rpcCall(1, 7, 0x300))
+                .server(rpcReply(1, 7, 4, SEND_WITH_INVALIDATE, 0x301)).check());
+    }
+
+    @Test
+    void rpcOverRdmaCallsInFlightStayWithinTheCreditsGranted() throws IOException {
+        // One call before the first reply, then up to the two credits the reply grants.
+        assertEquals(List.of(), rpcOverRdma().client(rpcCall(1, 1, 0x301)).server(rpcReply(1, 1, 2, SEND, 0))
+                .client(rpcCall(2, 2, 0x302)).client(rpcCall(3, 3, 0x303)).server(rpcReply(2, 2, 2, SEND, 0))
+                .client(rpcCall(4, 4, 0x304)).server(rpcReply(3, 3, 2, SEND, 0)).server(rpcReply(4, 4, 2, SEND, 0))
+                .check());
+        Finding first = only(Rule.RPCRDMA_CREDITS, rpcOverRdma().client(rpcCall(1, 1, 0x301))
+                .client(rpcCall(2, 2, 0x302)));
+        assertTrue(first.sentence().contains("2 calls in flight, more than the 1 credit the responder granted (before "
+                + "the first reply"), first.sentence());
+        Finding third = only(Rule.RPCRDMA_CREDITS, rpcOverRdma().client(rpcCall(1, 1, 0x301))
+                .server(rpcReply(1, 1, 2, SEND, 0)).client(rpcCall(2, 2, 0x302)).client(rpcCall(3, 3, 0x303))
+                .client(rpcCall(4, 4, 0x304)));
+        assertEquals(1, third.frames().size(), third.toString());
+        assertTrue(third.sentence().contains("XID 0x00000004 makes 3 calls in flight, more than the 2 credits"),
+                third.sentence());
+        // A grant of zero counts as one.
+        Finding zero = only(Rule.RPCRDMA_CREDITS, rpcOverRdma().client(rpcCall(1, 1, 0x301))
+                .server(rpcReply(1, 1, 0, SEND, 0)).client(rpcCall(2, 2, 0x302)).client(rpcCall(3, 3, 0x303)));
+        assertTrue(zero.sentence().endsWith("the 1 credit the responder granted."), zero.sentence());
+        assertEquals(List.of(), rpcOverRdma().client(rpcCall(1, 1, 0x301)).server(rpcReply(1, 1, 0, SEND, 0))
+                .client(rpcCall(2, 2, 0x302)).check());
+    }
+
+    @Test
+    void rpcOverRdmaCreditsAndUnknownXidsAreNotJudgedWithoutTheMpaExchange() throws IOException {
+        // Without the MPA exchange a reply may answer a call the capture missed: calls in flight and
+        // unknown xids cannot be told. A handle outside the call the capture shows is still wrong.
+        Connection midStream = new Connection(null, null, 0, 0);
+        assertEquals(List.of(), midStream.client(rpcCall(1, 1, 0x301)).client(rpcCall(2, 2, 0x302))
+                .client(rpcCall(3, 3, 0x303)).server(rpcReply(1, 9, 4, SEND_WITH_INVALIDATE, 0x300)).check());
+        only(Rule.RPCRDMA_INVALIDATE, new Connection(null, null, 0, 0).client(rpcCall(1, 1, 0x301))
+                .server(rpcReply(1, 1, 4, SEND_WITH_INVALIDATE, 0x300)));
+    }
+
+    @Test
+    void rpcOverRdmaCreditsAreNotJudgedAfterAGapInTheCapture() throws IOException {
+        // The capture misses the segment with call 2 (and so the reply to call 1 may be missing too).
+        byte[] privateData = {(byte) 0xf6, (byte) 0xab, 0x0e, 0x18, 1, 0, 3, 3};
+        Connection afterGap = new Connection(mpa(false, MpaFrames.CRC_FLAG, 1, privateData),
+                mpa(true, MpaFrames.CRC_FLAG, 1, privateData)).client(rpcCall(1, 1, 0x301));
+        byte[] missed = Connection.fpdu(afterGap.toServer, rpcCall(2, 2, 0x302));
+        byte[] seen = Connection.fpdu(afterGap.toServer, rpcCall(3, 3, 0x303));
+        afterGap.tcp.writeSegment(true, afterGap.tcp.clientNextSequence() + missed.length,
+                afterGap.tcp.serverNextSequence(), 0x18, seen, 0, seen.length);
+        assertEquals(List.of(), afterGap.check());
     }
 }

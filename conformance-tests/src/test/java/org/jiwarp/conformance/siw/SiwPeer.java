@@ -388,8 +388,29 @@ public final class SiwPeer implements AutoCloseable {
         private Accel accel;
         private Duration bootTimeout = Duration.ofMinutes(2);
         private String kernelArguments = "";
+        private List<String> privateLink = List.of();
 
         private Builder() {
+        }
+
+        /**
+         * A second NIC, the guest's eth1, on a link of its own to one other guest: QEMU's socket
+         * network, the first guest listening on 127.0.0.1:{@code port} and the second (booted after
+         * it) connecting there, so the two guests reach each other and nothing else. The guest
+         * gives eth1 no address; a test does that. Every frame on the link is recorded to
+         * {@code pcap} when it is not {@code null}.
+         *
+         * @param mac eth1's MAC address, which must differ between the two guests
+         */
+        public Builder privateLink(boolean listen, int port, String mac, Path pcap) {
+            List<String> link = new ArrayList<>(List.of(
+                    "-netdev", "socket,id=link1," + (listen ? "listen" : "connect") + "=127.0.0.1:" + port,
+                    "-device", "virtio-net-pci,netdev=link1,mac=" + mac));
+            if (pcap != null) {
+                link.addAll(List.of("-object", "filter-dump,id=dump1,netdev=link1,file=" + qemuPath(pcap.toAbsolutePath())));
+            }
+            this.privateLink = List.copyOf(link);
+            return this;
         }
 
         /** Forwards a free host port to {@code guestPort}. Without any forward: {@link #RPING_PORT} and {@link #PERFTEST_PORT}. */
@@ -564,6 +585,7 @@ public final class SiwPeer implements AutoCloseable {
                     "-netdev", netdev.toString(),
                     "-device", "virtio-net-pci,netdev=net0",
                     "-object", "filter-dump,id=dump0,netdev=net0,file=" + qemuPath(pcap)));
+            cmd.addAll(b.privateLink);
             Files.writeString(qemuLog, String.join(" ", cmd) + "\n\n");
             ProcessBuilder pb = new ProcessBuilder(cmd)
                     .redirectErrorStream(true)

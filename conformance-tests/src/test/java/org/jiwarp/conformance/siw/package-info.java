@@ -18,6 +18,10 @@
  * against rping, both roles, every MPA revision x CRC x size cell) and
  * {@link org.jiwarp.conformance.siw.SiwErrorInteropTest} (Terminates and CRC errors both ways);
  * {@link org.jiwarp.conformance.siw.SiwSampleCapturesTest} holds the committed siw captures.
+ * NFS over RDMA (RFC 8166, RFC 8267): {@link org.jiwarp.conformance.siw.SiwNfsInteropTest}
+ * ({@code jiwarp nfs} against the kernel NFS server) and
+ * {@link org.jiwarp.conformance.siw.SiwNfsTwoGuestsTest} (two guests on a private link, the kernel
+ * client of one against the server of the other, beside {@code jiwarp nfs}).
  * {@code siw-peer/README.md} has the matrix they cover.
  */
 package org.jiwarp.conformance.siw;

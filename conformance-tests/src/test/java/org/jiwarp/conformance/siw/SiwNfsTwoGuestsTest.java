@@ -1,0 +1,277 @@
+package org.jiwarp.conformance.siw;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jiwarp.capture.decode.CaptureDecode;
+import org.jiwarp.conformance.Tshark;
+import org.jiwarp.testing.Prerequisites;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two siw guests doing NFS over RDMA with each other, Linux on both ends: guest 1 serves the
+ * tmpfs export (nfsd with svcrdma), guest 2's kernel client mounts it with {@code -o rdma,
+ * port=20049} (NFSv3) over a private link between the two QEMUs (a socket netdev, eth1 in each,
+ * 10.17.0.1 and 10.17.0.2, siw1 on it; no other network on that link) and writes and reads back
+ * a 16 MiB file, its checksum the same in both guests, then 4 MiB over NFSv4.2 (COMPOUNDs, a
+ * session whose backchannel shares the connection). The link is captured; jiwarp's decode of it
+ * agrees with tshark's field by field and {@code jiwarp check} finds nothing in it. Beside that,
+ * {@code jiwarp nfs put/cat} from the host against guest 1 moves the same size: the figure.
+ *
+ * <pre>
+ *   host: jiwarp nfs --hostfwd--> guest 1 eth0 (10.0.2.15)   nfsd + svcrdma on siw0 and siw1
+ *                                 guest 1 eth1 (10.17.0.1) &lt;--socket netdev, captured--&gt;
+ *                                 guest 2 eth1 (10.17.0.2)   mount -o rdma,port=20049 on siw1
+ * </pre>
+ *
+ * <p>Both guests run under TCG on a two-core machine, so they boot one after the other, and one
+ * transfer each way is the CI budget; {@code -Djiwarp.nfs.figureRuns=3} makes the figure of the
+ * README (median and range of three runs).
+ */
+@Tag("siw")
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class SiwNfsTwoGuestsTest {
+
+    private static final String SERVER = "10.17.0.1";
+    private static final String CLIENT = "10.17.0.2";
+    private static final int SIZE = 16 << 20;
+    private static final int RUNS = Integer.getInteger("jiwarp.nfs.figureRuns", 1);
+    private static final String MOUNT = "mount -t nfs -o rdma,port=" + NfsGuest.RDMA_PORT + ",vers=3,mountport="
+            + NfsGuest.MOUNT_PORT + ",mountproto=tcp,nolock,rsize=1048576,wsize=1048576 " + SERVER + ":"
+            + NfsGuest.EXPORT + " /mnt/nfs";
+    private static final Pattern SECONDS = Pattern.compile("(write|read) ([0-9.]+)");
+    private static final Pattern JIWARP_RATE = Pattern.compile("in [0-9.]+ s \\(([0-9.]+) MB/s\\)");
+
+    private static SiwPeer server;
+    private static SiwPeer client;
+    private static Path link;
+    private static final List<String> matrix = new ArrayList<>();
+    private static final List<Double> kernelWrite = new ArrayList<>();
+    private static final List<Double> kernelRead = new ArrayList<>();
+    private static final List<Double> jiwarpWrite = new ArrayList<>();
+    private static final List<Double> jiwarpRead = new ArrayList<>();
+
+    @BeforeAll
+    static void boot() throws IOException {
+        Prerequisites.require(SiwPeerImage.whyUnavailable());
+        link = Files.createDirectories(Path.of("target", "nfs-captures")).resolve("two-guests-nfs3-link.pcap");
+        bootBoth();
+    }
+
+    /** Guest 1 (listening on the link, serving NFS), then guest 2 (connecting): never two boots at once. */
+    private static void bootBoth() {
+        closeBoth();
+        SiwPeerImage image = SiwPeerImage.ensureNfsBuilt();
+        int port = freePort();
+        server = SiwPeer.builder().image(image).memoryMb(768).forward(NfsGuest.RDMA_PORT).forward(NfsGuest.MOUNT_PORT)
+                .privateLink(true, port, "52:54:00:17:00:01", link).boot();
+        server.run(linkUp(SERVER, "siw1"), Duration.ofSeconds(30)).orThrow();
+        // NFSv4's grace period (90 s by default) would hold the first OPEN for write: 10 s, set before nfsd starts.
+        server.run("mkdir -p /proc/fs/nfsd && mount -t nfsd nfsd /proc/fs/nfsd && echo 10 > /proc/fs/nfsd/nfsv4gracetime"
+                + " && echo 10 > /proc/fs/nfsd/nfsv4leasetime", Duration.ofSeconds(30)).orThrow();
+        ExecResult serve = server.run("jw-nfs-serve", Duration.ofSeconds(60));
+        assertTrue(serve.succeeded() && serve.output().contains("rdma 20049"), serve::toString);
+        server.awaitListening(NfsGuest.RDMA_PORT, Duration.ofSeconds(30));
+        client = SiwPeer.builder().image(image).memoryMb(768).forward(SiwPeer.RPING_PORT)
+                .privateLink(false, port, "52:54:00:17:00:02", null).boot();
+        client.run(linkUp(CLIENT, "siw1") + " && ping -c 1 -W 5 " + SERVER, Duration.ofSeconds(30)).orThrow();
+    }
+
+    private static String linkUp(String address, String device) {
+        return "ip addr add " + address + "/24 dev eth1 && ip link set eth1 up && rdma link add " + device
+                + " type siw netdev eth1";
+    }
+
+    @AfterAll
+    static void closeBoth() {
+        if (client != null) {
+            client.close();
+            client = null;
+        }
+        if (server != null) {
+            server.close();
+            server = null;
+        }
+    }
+
+    /** Guest 2's kernel client writes 16 MiB to guest 1's export and reads it back, over the link. */
+    @Test
+    @Order(1)
+    void kernelClientInGuestTwoWritesAndReadsBackOverTheLink() throws Exception {
+        GuestHang.retryOnFreshGuest("kernel client, guest 2 -> guest 1", client, matrix, SiwNfsTwoGuestsTest::bootBoth,
+                () -> {
+                    kernelWrite.clear();
+                    kernelRead.clear();
+                    String script = String.join("\n",
+                            "set -e",
+                            "mkdir -p /mnt/nfs",
+                            "dd if=/dev/urandom of=/tmp/src bs=1048576 count=" + (SIZE >> 20) + " 2>/dev/null",
+                            "timed() { t0=$(cut -d' ' -f1 /proc/uptime); \"$@\" >/dev/null 2>&1; "
+                                    + "t1=$(cut -d' ' -f1 /proc/uptime); awk -v a=\"$t0\" -v b=\"$t1\" "
+                                    + "'BEGIN { printf \"%.3f\", b - a }'; }",
+                            "i=0; while [ $i -lt " + RUNS + " ]; do",
+                            "  " + MOUNT,
+                            "  echo \"write $(timed dd if=/tmp/src of=/mnt/nfs/from-guest-2 bs=1048576 conv=fsync)\"",
+                            "  umount /mnt/nfs; echo 3 > /proc/sys/vm/drop_caches",
+                            "  " + MOUNT,
+                            "  echo \"read $(timed dd if=/mnt/nfs/from-guest-2 of=/tmp/back bs=1048576)\"",
+                            "  umount /mnt/nfs",
+                            "  cmp /tmp/src /tmp/back",
+                            "  i=$((i+1))",
+                            "done",
+                            "sha256sum /tmp/src");
+                    ExecResult kernel = client.run(script, Duration.ofSeconds(120 + 120L * RUNS));
+                    assertTrue(kernel.succeeded(), kernel::toString);
+                    Matcher m = SECONDS.matcher(kernel.output());
+                    while (m.find()) {
+                        double mbps = SIZE / 1e6 / Math.max(0.001, Double.parseDouble(m.group(2)));
+                        (m.group(1).equals("write") ? kernelWrite : kernelRead).add(mbps);
+                    }
+                    assertEquals(RUNS, kernelWrite.size(), kernel::toString);
+                    assertEquals(RUNS, kernelRead.size(), kernel::toString);
+                    String sum = kernel.output().lines().filter(l -> l.endsWith("/tmp/src")).findFirst()
+                            .orElseThrow().split(" ")[0];
+                    ExecResult there = server.run("sha256sum " + NfsGuest.EXPORT + "/from-guest-2").orThrow();
+                    assertTrue(there.output().startsWith(sum), "guest 1 holds another file: " + there + " vs " + sum);
+                });
+    }
+
+    /**
+     * NFSv4.2 over the same link (COMPOUNDs, a session with its backchannel on the same RPC-over-RDMA
+     * connection, RFC 8167): guest 2 writes and reads back 4 MiB under {@code vers=4.2}.
+     */
+    @Test
+    @Order(2)
+    void kernelClientInGuestTwoSpeaksNfs42OverTheLink() throws Exception {
+        String script = String.join("\n",
+                "set -e",
+                "mkdir -p /mnt/nfs4",
+                "dd if=/dev/urandom of=/tmp/src4 bs=1048576 count=4 2>/dev/null",
+                "mount -t nfs -o rdma,port=" + NfsGuest.RDMA_PORT + ",vers=4.2 " + SERVER + ":/ /mnt/nfs4",
+                "grep ' /mnt/nfs4 ' /proc/mounts",
+                "dd if=/tmp/src4 of=/mnt/nfs4/from-guest-2-v42 bs=1048576 conv=fsync 2>/dev/null",
+                "umount /mnt/nfs4; echo 3 > /proc/sys/vm/drop_caches",
+                "mount -t nfs -o rdma,port=" + NfsGuest.RDMA_PORT + ",vers=4.2 " + SERVER + ":/ /mnt/nfs4",
+                "cmp /tmp/src4 /mnt/nfs4/from-guest-2-v42",
+                "umount /mnt/nfs4",
+                "sha256sum /tmp/src4");
+        ExecResult kernel = client.run(script, Duration.ofSeconds(180));
+        assertTrue(kernel.succeeded(), kernel::toString);
+        assertTrue(kernel.output().contains("vers=4.2") && kernel.output().contains("proto=rdma"), kernel::toString);
+        String sum = kernel.output().lines().filter(l -> l.endsWith("/tmp/src4")).findFirst().orElseThrow().split(" ")[0];
+        ExecResult there = server.run("sha256sum " + NfsGuest.EXPORT + "/from-guest-2-v42").orThrow();
+        assertTrue(there.output().startsWith(sum), "guest 1 holds another file: " + there + " vs " + sum);
+    }
+
+    /** {@code jiwarp nfs put} and {@code cat} of the same size from the host against guest 1: the other column. */
+    @Test
+    @Order(3)
+    void jiwarpFromTheHostMovesTheSameSize(@TempDir Path dir) throws Exception {
+        byte[] content = new byte[SIZE];
+        new Random(17).nextBytes(content);
+        Path local = dir.resolve("from-host");
+        Files.write(local, content);
+        String remote = "127.0.0.1:" + NfsGuest.EXPORT + "/from-host";
+        for (int run = 0; run < RUNS; run++) {
+            JiwarpCommand.Run put = nfs("put", local, remote);
+            assertEquals(0, put.exit(), put::toString);
+            jiwarpWrite.add(rate(put));
+            Path back = dir.resolve("back");
+            JiwarpCommand.Run cat = nfs("cat", remote, "-o", back);
+            assertEquals(0, cat.exit(), cat::toString);
+            jiwarpRead.add(rate(cat));
+            assertArrayEquals(sha256(content), sha256(Files.readAllBytes(back)), "read back");
+        }
+        ExecResult guest = server.run("sha256sum " + NfsGuest.EXPORT + "/from-host").orThrow();
+        assertTrue(guest.output().startsWith(HexFormat.of().formatHex(sha256(content))), guest::toString);
+    }
+
+    /**
+     * The link's capture: tshark dissects RPC-over-RDMA carrying NFS WRITE and READ in it, jiwarp's
+     * decode agrees field by field (iWARP, rpcordma, CRC verdicts), and {@code jiwarp check} (all
+     * rules, the chunk, invalidation and credit rules among them) finds nothing.
+     */
+    @Test
+    @Order(4)
+    void theLinkCaptureDecodesAsTsharkDoesAndChecksClean() throws Exception {
+        CaptureDecode decode = NfsGuest.decodedAsTsharkDoesAndClean(link);
+        long headers = decode.pdus().stream().filter(p -> p.fields().containsKey("rpcordma.xid")).count();
+        long reads = decode.pdus().stream().filter(p -> p.summary().contains("Read Request")).count();
+        long writes = decode.pdus().stream().filter(p -> "0x00".equals(p.fields().get("iwarp_rdma.opcode"))).count();
+        System.out.println(link.getFileName() + ": " + decode.pdus().size() + " PDUs, " + headers
+                + " RPC-over-RDMA headers, " + reads + " Read Request segments, " + writes + " Write segments");
+        assertTrue(headers > 0 && reads > 0 && writes > 0, "the link capture shows no NFS over RDMA: " + link);
+        String procedures = Tshark.output(Tshark.required(), link, "-Y", "rpcordma && nfs", "-T", "fields", "-e", "nfs.procedure_v3");
+        assertTrue(procedures.lines().anyMatch(l -> l.startsWith("6")) && procedures.lines().anyMatch(l -> l.startsWith("7")),
+                "no NFSv3 READ and WRITE inside RPC-over-RDMA on the link");
+        // COMPOUNDs with WRITE (38) and READ (25); tshark shows the WRITE in the reply, the call's data
+        // being in a Read chunk it does not dissect.
+        String compounds = Tshark.output(Tshark.required(), link, "-Y", "rpcordma && nfs.procedure_v4 == 1", "-T",
+                "fields", "-e", "nfs.opcode");
+        assertTrue(compounds.lines().anyMatch(l -> l.matches("(.*,)?38(,.*)?"))
+                && compounds.lines().anyMatch(l -> l.matches("(.*,)?25(,.*)?")),
+                "no NFSv4.2 WRITE and READ COMPOUND inside RPC-over-RDMA on the link");
+    }
+
+    /** The figure: median and range of each column, printed for the README. */
+    @Test
+    @Order(5)
+    void figure() {
+        assertEquals(RUNS, kernelWrite.size());
+        assertEquals(RUNS, jiwarpWrite.size());
+        System.out.println(String.format(Locale.ROOT, "NFSv3 over RDMA, %d MiB, 1 MiB rsize/wsize, %d run(s), MB/s "
+                + "median (range)%n| client | WRITE | READ |%n|---|---|---|%n| Linux kernel client, guest 2 -> guest 1 "
+                + "(socket link) | %s | %s |%n| jiwarp nfs, host -> guest 1 (QEMU user network) | %s | %s |",
+                SIZE >> 20, RUNS, summary(kernelWrite), summary(kernelRead), summary(jiwarpWrite), summary(jiwarpRead)));
+        matrix.forEach(System.out::println);
+    }
+
+    private static String summary(List<Double> rates) {
+        List<Double> sorted = rates.stream().sorted().toList();
+        double median = sorted.size() % 2 == 1 ? sorted.get(sorted.size() / 2)
+                : (sorted.get(sorted.size() / 2 - 1) + sorted.get(sorted.size() / 2)) / 2;
+        return String.format(Locale.ROOT, "%.1f (%.1f–%.1f)", median, sorted.get(0), sorted.get(sorted.size() - 1));
+    }
+
+    private static double rate(JiwarpCommand.Run run) {
+        Matcher m = JIWARP_RATE.matcher(run.err());
+        assertTrue(m.find(), run::toString);
+        return Double.parseDouble(m.group(1));
+    }
+
+    private static JiwarpCommand.Run nfs(Object... args) {
+        return NfsGuest.nfs(server, args);
+    }
+
+    private static int freePort() {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static byte[] sha256(byte[] data) throws Exception {
+        return MessageDigest.getInstance("SHA-256").digest(data);
+    }
+}
