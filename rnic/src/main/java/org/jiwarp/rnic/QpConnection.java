@@ -67,6 +67,9 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private volatile TerminateError terminateSent;
     /** Work posted from other threads, waiting for the event loop. */
     private final Doorbell doorbell;
+    /** Takes work again once the channel has drained (one task object for the connection's life). */
+    private final Runnable resume = this::resumeSending;
+    private boolean resumeScheduled;
     /** Whether the deframer was asked to stream to this connection's RDMAP layer. */
     private boolean streaming;
 
@@ -201,6 +204,26 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     /** On the event loop: posts what the doorbell holds and flushes. */
     void answerDoorbellNow() {
         doorbell.takeInto(sendQueue);
+        sendQueue.issueWaiting();
+        flushIfNeeded();
+    }
+
+    /**
+     * The channel drained below its low water mark: the send queue takes work again, in a task behind
+     * what the event loop already holds (other queue pairs' doorbells and refills), so that queue
+     * pairs sharing the loop take it in turn rather than one refilling inside its own flush.
+     */
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (sendQueue != null && ctx.channel().isWritable() && !resumeScheduled) {
+            resumeScheduled = true;
+            ctx.executor().execute(resume);
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    private void resumeSending() {
+        resumeScheduled = false;
         sendQueue.issueWaiting();
         flushIfNeeded();
     }

@@ -93,9 +93,14 @@ final class SendQueue implements ChannelFutureListener {
         waiting.addLast(slot);
     }
 
-    /** Issues waiting work as far as fences and the ORD allow. */
+    /**
+     * Issues waiting work as far as fences, the ORD and the channel's writability allow. A channel
+     * that is not writable (its unsent octets above the high water mark) takes nothing more until
+     * it drains ({@link QpConnection#channelWritabilityChanged}): each connection holds at most the
+     * mark plus one message unsent, and queue pairs sharing an event loop take it in turn.
+     */
     void issueWaiting() {
-        while (!waiting.isEmpty() && state.state() == QpState.RTS) {
+        while (!waiting.isEmpty() && state.state() == QpState.RTS && ctx.channel().isWritable()) {
             SendSlot slot = waiting.peekFirst();
             // RFC 5040 section 5.5: a fenced operation waits for every earlier RDMA Read to complete.
             if (slot.fence && outboundReads.outstanding() > 0) {
@@ -108,7 +113,7 @@ final class SendQueue implements ChannelFutureListener {
             waiting.pollFirst();
             // The run's last Write or Send (nothing after it issues with it) waits for its promise.
             SendSlot next = waiting.peekFirst();
-            issue(slot, next == null || !next.completesWhenWritten() || next.fence);
+            issue(slot, next == null || !next.completesWhenWritten() || next.fence || fillsChannel(slot));
         }
         if (issued > covered) {
             // The run's last one failed its local checks and went nowhere: one empty write below the
@@ -117,6 +122,14 @@ final class SendQueue implements ChannelFutureListener {
             covered = upTo;
             ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER).addListener(f -> written(upTo, f.isSuccess()));
         }
+    }
+
+    /**
+     * Whether {@code slot} will likely leave the channel not writable, so that it ends its run (a
+     * guess from its length: a wrong one costs a promise or an empty write, never a completion).
+     */
+    private boolean fillsChannel(SendSlot slot) {
+        return ctx.channel().bytesBeforeUnwritable() <= slot.length + (slot.length >> 4) + 64;
     }
 
     private void issue(SendSlot slot, boolean awaitWritten) {
