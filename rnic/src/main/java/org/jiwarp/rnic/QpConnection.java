@@ -88,7 +88,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         this.events = events;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
-        this.doorbell = new Doorbell(config.sendDepth(), this::answerDoorbellNow);
+        this.doorbell = new Doorbell(this::answerDoorbellNow);
         this.strictRfc = qp.rnic().options().strictRfc();
     }
 
@@ -190,10 +190,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
      * one {@link #wake()}, or {@link #answerDoorbellNow()} on the event loop).
      */
     void queue(SendSlot slot) {
-        if (!doorbell.offer(slot)) {
-            // Cannot happen while admission bounds the slots; never lose a post if it does.
-            ctx.executor().execute(() -> post(slot));
-        }
+        doorbell.offer(slot);
     }
 
     /** Wakes the event loop for the doorbell unless a wake-up is pending. */
