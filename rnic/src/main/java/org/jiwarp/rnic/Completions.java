@@ -24,6 +24,11 @@ final class Completions {
      */
     private final Object freeLock = new Object();
     private SendSlot freeSlots;
+    /**
+     * Receive buffers whose completion was reported, taken by posting threads, given back by the
+     * event loop (under {@link #freeLock}): a post of a receive allocates nothing in steady state.
+     */
+    private final java.util.ArrayDeque<ReceiveBuffer> freeReceives = new java.util.ArrayDeque<>(4);
     /** On the event loop only: a failed receive's completion waiting for its Terminate. */
     private FailedReceive failedReceive;
 
@@ -43,6 +48,42 @@ final class Completions {
             }
         }
         return slot != null ? slot.fill(wr) : new SendSlot(wr);
+    }
+
+    /**
+     * A receive buffer for a post of work request {@code id} of {@code segments} SGEs, its scatter
+     * list empty: one given back, or a new one.
+     */
+    ReceiveBuffer receiveBuffer(long id, int segments) {
+        ReceiveBuffer buffer;
+        synchronized (freeLock) {
+            buffer = freeReceives.pollFirst();
+        }
+        return (buffer != null ? buffer : new ReceiveBuffer(segments)).repost(id);
+    }
+
+    /**
+     * A receive completed (and is in no queue): its buffer is given back before its completion shows,
+     * so that whoever sees the completion and posts again reuses it.
+     */
+    private void recycle(ReceiveBuffer buffer) {
+        synchronized (freeLock) {
+            freeReceives.addFirst(buffer);
+        }
+    }
+
+    /** A receive completed: its buffer goes back, then its completion is reported. */
+    void receiveCompleted(ReceiveBuffer buffer, long length, int invalidatedStag, boolean solicited) {
+        long id = buffer.workRequestId();
+        recycle(buffer);
+        receive(id, WcStatus.SUCCESS, length, invalidatedStag, solicited, null);
+    }
+
+    /** A receive used up by Immediate Data: its buffer goes back, then its completion is reported. */
+    void receiveImmediateCompleted(ReceiveBuffer buffer, long immediateData, boolean solicited) {
+        long id = buffer.workRequestId();
+        recycle(buffer);
+        receiveImmediate(id, immediateData, solicited);
     }
 
     /** A slot whose completion was reported and that nothing holds any more. */

@@ -323,7 +323,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     @Override
     public void receiveCompleted(ReceiveBuffer buffer, long length, int invalidatedStag, boolean solicited) {
-        completions.receive(buffer.workRequestId(), WcStatus.SUCCESS, length, invalidatedStag, solicited, null);
+        completions.receiveCompleted(buffer, length, invalidatedStag, solicited);
     }
 
     @Override
@@ -335,7 +335,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     @Override
     public void immediateDataReceived(ReceiveBuffer buffer, long immediateData, boolean solicited) {
-        completions.receiveImmediate(buffer.workRequestId(), immediateData, solicited);
+        completions.receiveImmediateCompleted(buffer, immediateData, solicited);
     }
 
     @Override
