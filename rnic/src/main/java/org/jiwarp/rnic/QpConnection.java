@@ -259,9 +259,15 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     }
 
     private void flushIfNeeded() {
-        if (flushNeeded && !reading) {
+        if (reading) {
+            return;
+        }
+        if (flushNeeded) {
             flushNeeded = false;
             ctx.flush();
+        }
+        if (sendQueue != null) {
+            sendQueue.flushed();
         }
     }
 
@@ -385,6 +391,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         });
         flushNeeded = false;
         ctx.flush();
+        sendQueue.flushed();
     }
 
     /**
