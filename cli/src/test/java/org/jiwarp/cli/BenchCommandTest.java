@@ -68,6 +68,21 @@ class BenchCommandTest {
         assertEquals("-", row.group(3), lat.out());
     }
 
+    /** Bandwidth runs report post-to-completion latency, and with several queue pairs how evenly they fared. */
+    @Test
+    void bandwidthRunsReportCompletionLatencyPerQueuePair() {
+        Run run = jiwarp("bench", "-n", "1600", "-q", "3", "-t", "16", "-s", "4096", "--warmup", "0", "--op", "write");
+        assertEquals(0, run.exit(), run.err());
+        assertTrue(Pattern.compile("(?m)^Post to completion, jiwarp write-bw 4096 B, 3 QPs: p50 [0-9.]+ us, p99 [0-9.]+ us\\.$"
+                + "\n^  each QP's slowest completion: median [0-9.]+ us, worst [0-9.]+ us\\.$").matcher(run.out()).find(),
+                run.out());
+        Run json = jiwarp("bench", "-n", "320", "-q", "3", "-t", "16", "-s", "4096", "--warmup", "0", "--op", "write",
+                "--json");
+        assertEquals(0, json.exit(), json.err());
+        assertTrue(Pattern.compile("\"slowestCompletionPerConnectionMicros\":\\{\"median\":[0-9.]+,\"worst\":[0-9.]+}")
+                .matcher(json.out()).find(), json.out());
+    }
+
     @Test
     void jsonSaysNullForWhatWasNotMeasuredAndP999WithEnoughSamples() {
         Run few = jiwarp("bench", "--lat", "-n", "50", "--warmup", "0", "--op", "send", "--json");

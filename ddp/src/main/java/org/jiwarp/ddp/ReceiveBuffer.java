@@ -16,7 +16,8 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * </pre>
  *
  * <p>Each segment's readable region, as it is when the buffer is constructed, is where data goes,
- * in order; later changes to the segments' indices do not move it. The buffer does not retain or
+ * in order; later changes to the segments' indices do not move it. A queue pair may also keep one
+ * buffer and fill it again for each post ({@link #ReceiveBuffer(int)}, {@link #repost}, {@link #add}). The buffer does not retain or
  * release the segments: the poster keeps their memory alive until the buffer completes or is
  * flushed.
  *
@@ -31,13 +32,16 @@ import org.jiwarp.wire.rdmap.TerminateException;
  */
 public final class ReceiveBuffer {
 
-    private final long workRequestId;
-    private final ByteBuf[] segments;
-    /** The region each segment lies in, entered around each copy; {@code null}: unfenced. */
-    private final TaggedBuffer[] regions;
-    private final int[] starts;
-    private final int[] lengths;
-    private final long capacity;
+    private long workRequestId;
+    /** The memory each segment lies in; its octets [starts[i], starts[i] + lengths[i]) receive data. */
+    private ByteBuf[] segments;
+    /** The region each segment lies in, entered around each copy; {@code null} entries: unfenced. */
+    private TaggedBuffer[] regions;
+    private int[] starts;
+    private int[] lengths;
+    /** Segments in use (the arrays may be longer: a recycled buffer keeps its largest). */
+    private int count;
+    private long capacity;
 
     private long bytesPlaced;
     /** The segment and offset in it where the next byte goes. */
@@ -60,22 +64,63 @@ public final class ReceiveBuffer {
      * @param regions the region each segment lies in, in the same order; {@code null} for none
      */
     public ReceiveBuffer(long workRequestId, ByteBuf[] segments, TaggedBuffer[] regions) {
+        this(segments.length);
         if (regions != null && regions.length != segments.length) {
             throw new IllegalArgumentException(regions.length + " regions for " + segments.length + " segments");
         }
-        this.workRequestId = workRequestId;
-        this.regions = regions == null ? null : regions.clone();
-        this.segments = segments.clone();
-        this.starts = new int[segments.length];
-        this.lengths = new int[segments.length];
-        long total = 0;
+        repost(workRequestId);
         for (int i = 0; i < segments.length; i++) {
             ByteBuf segment = Objects.requireNonNull(segments[i], "segment");
-            starts[i] = segment.readerIndex();
-            lengths[i] = segment.readableBytes();
-            total += lengths[i];
+            add(segment, segment.readerIndex(), segment.readableBytes(), regions == null ? null : regions[i]);
         }
-        this.capacity = total;
+    }
+
+    /**
+     * An empty buffer for a queue pair to fill ({@link #repost}, {@link #add}) for each post of a
+     * receive and use again once the receive has completed: nothing allocated per post.
+     *
+     * @param maxSegments the scatter list's usual longest (a longer one grows the buffer)
+     */
+    public ReceiveBuffer(int maxSegments) {
+        int n = Math.max(1, maxSegments);
+        this.segments = new ByteBuf[n];
+        this.regions = new TaggedBuffer[n];
+        this.starts = new int[n];
+        this.lengths = new int[n];
+    }
+
+    /** Starts a new receive: its work request id and, from {@link #add}, its scatter list. */
+    public ReceiveBuffer repost(long workRequestId) {
+        for (int i = 0; i < count; i++) {
+            segments[i] = null; // no reference to memory the receive no longer uses
+            regions[i] = null;
+        }
+        this.workRequestId = workRequestId;
+        this.count = 0;
+        this.capacity = 0;
+        reset();
+        return this;
+    }
+
+    /**
+     * Adds {@code length} octets of {@code memory} at {@code index} as the scatter list's next
+     * segment, fenced by {@code region} ({@code null}: unfenced).
+     */
+    public ReceiveBuffer add(ByteBuf memory, int index, int length, TaggedBuffer region) {
+        if (count == segments.length) {
+            int n = 2 * count;
+            segments = java.util.Arrays.copyOf(segments, n);
+            regions = java.util.Arrays.copyOf(regions, n);
+            starts = java.util.Arrays.copyOf(starts, n);
+            lengths = java.util.Arrays.copyOf(lengths, n);
+        }
+        segments[count] = Objects.requireNonNull(memory, "memory");
+        regions[count] = region;
+        starts[count] = index;
+        lengths[count] = length;
+        count++;
+        capacity += length;
+        return this;
     }
 
     public long workRequestId() {
@@ -92,9 +137,13 @@ public final class ReceiveBuffer {
         return bytesPlaced;
     }
 
-    /** The scatter list (a copy of the array; the buffers themselves are shared). */
+    /** The scatter list: a view of each segment's octets (sharing the memory, indices its own). */
     public ByteBuf[] segments() {
-        return segments.clone();
+        ByteBuf[] views = new ByteBuf[count];
+        for (int i = 0; i < count; i++) {
+            views[i] = segments[i].slice(starts[i], lengths[i]);
+        }
+        return views;
     }
 
     void reset() {
@@ -123,7 +172,7 @@ public final class ReceiveBuffer {
                 continue;
             }
             int n = Math.min(room, left);
-            TaggedBuffer region = regions == null ? null : regions[segment];
+            TaggedBuffer region = regions[segment];
             if (region != null && !region.enterPlacement()) {
                 cursorSegment = segment;
                 cursorOffset = offset;
@@ -147,7 +196,7 @@ public final class ReceiveBuffer {
 
     @Override
     public String toString() {
-        return "ReceiveBuffer[wr " + workRequestId + ", " + segments.length + " segments, " + bytesPlaced + "/"
+        return "ReceiveBuffer[wr " + workRequestId + ", " + count + " segments, " + bytesPlaced + "/"
                 + capacity + "]";
     }
 

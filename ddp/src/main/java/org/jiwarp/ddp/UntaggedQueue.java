@@ -97,10 +97,19 @@ public final class UntaggedQueue {
         }
     }
 
+    /** The ring's first length: a receive queue's usual working set. */
+    private static final int INITIAL_RING = 16;
+
     private final int qn;
     private final int maxPosted;
-    /** Posted buffers at positions [head, tail), position p in slot p % ring.length. */
-    private final ReceiveBuffer[] ring;
+    /**
+     * Posted buffers at positions [head, tail), position p in slot p % ring.length. It starts small
+     * and doubles, up to {@code maxPosted}, when a post finds it full (so that an idle queue pair of
+     * a deep receive queue holds little): replaced under postLock before the tail that needs it is
+     * published, so the placing thread, which reads the tail before the ring, finds every position
+     * below the tail in the ring it reads.
+     */
+    private volatile ReceiveBuffer[] ring;
     private final Object postLock = new Object();
     /** Written by the placing thread only. */
     private volatile long head;
@@ -129,7 +138,7 @@ public final class UntaggedQueue {
         }
         this.qn = qn;
         this.maxPosted = maxPosted;
-        this.ring = new ReceiveBuffer[Math.max(1, maxPosted)];
+        this.ring = new ReceiveBuffer[Math.max(1, Math.min(maxPosted, INITIAL_RING))];
         this.expectedMsn = initialMsn & MsnCounter.MSN_MASK;
     }
 
@@ -155,7 +164,11 @@ public final class UntaggedQueue {
                 return false;
             }
             buffer.reset();
-            ring[(int) (t % ring.length)] = buffer;
+            ReceiveBuffer[] r = ring;
+            if (t - head >= r.length) {
+                r = grown(r, head, t);
+            }
+            r[(int) (t % r.length)] = buffer;
             tail = t + 1;
             return true;
         }
@@ -209,7 +222,8 @@ public final class UntaggedQueue {
         long h = head;
         long expected = expectedMsn;
         MsnCounter.check(msn, expected, tail - h);
-        ReceiveBuffer buffer = ring[(int) (h % ring.length)];
+        ReceiveBuffer[] r = ring; // read after the tail: holds every position below it
+        ReceiveBuffer buffer = r[(int) (h % r.length)];
         long placed = buffer.bytesPlaced();
         // RFC 5041 section 7.1: the MO must lie in the buffer; like siw, jiwarp also wants MO order.
         if (mo != placed) {
@@ -237,7 +251,7 @@ public final class UntaggedQueue {
             current.append(source, index, length);
         } catch (ReceiveBuffer.MemoryGoneException e) {
             long h = head;
-            ring[(int) (h % ring.length)] = null;
+            clear(h);
             head = h + 1;
             expectedMsn = (expectedMsn + 1) & MsnCounter.MSN_MASK;
             throw e;
@@ -251,7 +265,7 @@ public final class UntaggedQueue {
         current = null;
         if (last) {
             long h = head;
-            ring[(int) (h % ring.length)] = null;
+            clear(h);
             head = h + 1;
             expectedMsn = (expected + 1) & MsnCounter.MSN_MASK;
         }
@@ -268,14 +282,34 @@ public final class UntaggedQueue {
             long h = head;
             long t = tail;
             List<ReceiveBuffer> flushed = new ArrayList<>((int) (t - h));
+            ReceiveBuffer[] r = ring;
             for (long p = h; p < t; p++) {
-                int slot = (int) (p % ring.length);
-                flushed.add(ring[slot]);
-                ring[slot] = null;
+                int slot = (int) (p % r.length);
+                flushed.add(r[slot]);
+                r[slot] = null;
             }
             head = t;
             return flushed;
         }
+    }
+
+    /** Under postLock: a ring twice as long (at most maxPosted) holding positions [h, t); published. */
+    private ReceiveBuffer[] grown(ReceiveBuffer[] r, long h, long t) {
+        ReceiveBuffer[] bigger = new ReceiveBuffer[(int) Math.min(maxPosted, 2L * r.length)];
+        for (long p = h; p < t; p++) {
+            bigger[(int) (p % bigger.length)] = r[(int) (p % r.length)];
+        }
+        ring = bigger;
+        return bigger;
+    }
+
+    /**
+     * The placing thread is done with position {@code h}. A post may have replaced the ring meanwhile
+     * and copied the position: the copy's reference stays until the position comes round again.
+     */
+    private void clear(long h) {
+        ReceiveBuffer[] r = ring;
+        r[(int) (h % r.length)] = null;
     }
 
     @Override

@@ -294,8 +294,22 @@ class UntaggedQueueTest {
 
     @Test
     void postsFromAnotherThreadWhilePlacing() throws Exception {
-        int messages = 20_000;
-        UntaggedQueue queue = new UntaggedQueue(0, 8);
+        postAndPlaceConcurrently(8, 20_000);
+    }
+
+    /**
+     * The ring starts at 16 and doubles as posts outrun placement: each growth happens while the
+     * placing thread reads the ring, and every buffer is still found at its MSN.
+     */
+    @Test
+    void postsFromAnotherThreadWhileTheRingGrows() throws Exception {
+        for (int round = 0; round < 40; round++) {
+            postAndPlaceConcurrently(1024, 3000);
+        }
+    }
+
+    private static void postAndPlaceConcurrently(int maxPosted, int messages) throws Exception {
+        UntaggedQueue queue = new UntaggedQueue(0, maxPosted);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread producer = new Thread(() -> {
             try {

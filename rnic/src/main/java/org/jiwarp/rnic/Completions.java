@@ -1,7 +1,5 @@
 package org.jiwarp.rnic;
 
-import io.netty.util.internal.PlatformDependent;
-import java.util.Queue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.UntaggedQueue;
@@ -19,27 +17,82 @@ final class Completions {
     private final QpConfig config;
     private final AtomicInteger sendOutstanding = new AtomicInteger();
     private final AtomicInteger receiveOutstanding = new AtomicInteger();
-    /** Send slots whose completion was reported: taken by posting threads, given back by the event loop. */
-    private final Queue<SendSlot> freeSlots;
+    /**
+     * Send slots whose completion was reported, linked through {@link SendSlot#nextFree}: taken by
+     * posting threads, given back by the event loop, under this queue pair's lock on the list (no
+     * array sized by the depth: an idle queue pair holds only the slots it has used).
+     */
+    private final Object freeLock = new Object();
+    private SendSlot freeSlots;
+    /**
+     * Receive buffers whose completion was reported, taken by posting threads, given back by the
+     * event loop (under {@link #freeLock}): a post of a receive allocates nothing in steady state.
+     */
+    private final java.util.ArrayDeque<ReceiveBuffer> freeReceives = new java.util.ArrayDeque<>(4);
     /** On the event loop only: a failed receive's completion waiting for its Terminate. */
     private FailedReceive failedReceive;
 
     Completions(QueuePair qp, QpConfig config) {
         this.qp = qp;
         this.config = config;
-        this.freeSlots = PlatformDependent.newFixedMpmcQueue(Math.max(config.sendDepth(), 2));
     }
 
     /** A send slot for an admitted post of {@code wr}: one given back, or a new one. */
     SendSlot slot(SendWorkRequest wr) {
-        SendSlot slot = freeSlots.poll();
+        SendSlot slot;
+        synchronized (freeLock) {
+            slot = freeSlots;
+            if (slot != null) {
+                freeSlots = slot.nextFree;
+                slot.nextFree = null;
+            }
+        }
         return slot != null ? slot.fill(wr) : new SendSlot(wr);
+    }
+
+    /**
+     * A receive buffer for a post of work request {@code id} of {@code segments} SGEs, its scatter
+     * list empty: one given back, or a new one.
+     */
+    ReceiveBuffer receiveBuffer(long id, int segments) {
+        ReceiveBuffer buffer;
+        synchronized (freeLock) {
+            buffer = freeReceives.pollFirst();
+        }
+        return (buffer != null ? buffer : new ReceiveBuffer(segments)).repost(id);
+    }
+
+    /**
+     * A receive completed (and is in no queue): its buffer is given back before its completion shows,
+     * so that whoever sees the completion and posts again reuses it.
+     */
+    private void recycle(ReceiveBuffer buffer) {
+        synchronized (freeLock) {
+            freeReceives.addFirst(buffer);
+        }
+    }
+
+    /** A receive completed: its buffer goes back, then its completion is reported. */
+    void receiveCompleted(ReceiveBuffer buffer, long length, int invalidatedStag, boolean solicited) {
+        long id = buffer.workRequestId();
+        recycle(buffer);
+        receive(id, WcStatus.SUCCESS, length, invalidatedStag, solicited, null);
+    }
+
+    /** A receive used up by Immediate Data: its buffer goes back, then its completion is reported. */
+    void receiveImmediateCompleted(ReceiveBuffer buffer, long immediateData, boolean solicited) {
+        long id = buffer.workRequestId();
+        recycle(buffer);
+        receiveImmediate(id, immediateData, solicited);
     }
 
     /** A slot whose completion was reported and that nothing holds any more. */
     void recycle(SendSlot slot) {
         slot.sgl = null;
-        freeSlots.offer(slot);
+        synchronized (freeLock) {
+            slot.nextFree = freeSlots;
+            freeSlots = slot;
+        }
     }
 
     /** Takes a place on the send queue; {@code ibv_post_send}'s ENOMEM when it is full. */

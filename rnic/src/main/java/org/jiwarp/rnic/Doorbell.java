@@ -1,25 +1,32 @@
 package org.jiwarp.rnic;
 
-import io.netty.util.internal.PlatformDependent;
-import java.util.Queue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 
 /**
  * One connection's doorbell, as an RNIC's: work posted from other threads waits here and the event
  * loop takes it in one batch per ring, so a post costs no task object and a burst of posts goes to
- * TCP with one flush. Bounded by the send queue's depth (a slot in it has been admitted), so it never
- * grows and never allocates.
+ * TCP with one flush. The slots wait linked through themselves ({@link SendSlot#nextRung}; Vyukov's
+ * intrusive many-producer, one-consumer queue): the doorbell holds no array sized by the send queue's
+ * depth and allocates nothing per post.
  */
 final class Doorbell {
 
-    private final Queue<SendSlot> slots;
+    private static final AtomicReferenceFieldUpdater<Doorbell, SendSlot> TAIL =
+            AtomicReferenceFieldUpdater.newUpdater(Doorbell.class, SendSlot.class, "tail");
+
+    /** Stands in the queue when it would otherwise be empty. */
+    private final SendSlot stub = new SendSlot();
+    /** The oldest slot (or the stub); the event loop's only. */
+    private SendSlot head = stub;
+    /** The newest slot (or the stub); posting threads swap themselves in. */
+    private volatile SendSlot tail = stub;
     private final AtomicBoolean rung = new AtomicBoolean();
     private final Runnable answer;
 
     /** @param answer what the event loop does for a ring: take the slots, issue and flush */
-    Doorbell(int sendDepth, Runnable answer) {
-        this.slots = PlatformDependent.newFixedMpscQueue(Math.max(sendDepth, 2));
+    Doorbell(Runnable answer) {
         this.answer = () -> {
             // Cleared first: a slot added after this point rings again (at worst an empty answer).
             rung.set(false);
@@ -27,9 +34,11 @@ final class Doorbell {
         };
     }
 
-    /** From any thread: {@code false} when full, which admission rules out. */
-    boolean offer(SendSlot slot) {
-        return slots.offer(slot);
+    /** From any thread: queues {@code slot} behind the others (it is in no queue now). */
+    void offer(SendSlot slot) {
+        slot.nextRung = null;
+        SendSlot previous = TAIL.getAndSet(this, slot);
+        previous.nextRung = slot;
     }
 
     /** From any thread: wakes {@code eventLoop} unless a wake-up is pending. */
@@ -41,11 +50,42 @@ final class Doorbell {
 
     /** On the event loop: hands what waits to {@code sendQueue}, in posting order. */
     void takeInto(SendQueue sendQueue) {
-        for (SendSlot slot; (slot = slots.poll()) != null; ) {
+        for (SendSlot slot; (slot = poll()) != null; ) {
             if (slot.prepared != null) {
                 slot.reset(); // a prepared slot is reset where all its uses happen, here
             }
             sendQueue.enqueue(slot);
         }
+    }
+
+    /**
+     * The oldest slot, or {@code null}: also while a posting thread is between its swap and its link,
+     * which then rings (after {@link #offer}) and so brings the event loop back for it.
+     */
+    private SendSlot poll() {
+        SendSlot first = head;
+        SendSlot next = first.nextRung;
+        if (first == stub) {
+            if (next == null) {
+                return null;
+            }
+            head = next;
+            first = next;
+            next = next.nextRung;
+        }
+        if (next != null) {
+            head = next;
+            return first;
+        }
+        if (first != tail) {
+            return null; // a post is linking itself behind first
+        }
+        offer(stub);
+        next = first.nextRung;
+        if (next != null) {
+            head = next;
+            return first;
+        }
+        return null;
     }
 }

@@ -67,6 +67,9 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private volatile TerminateError terminateSent;
     /** Work posted from other threads, waiting for the event loop. */
     private final Doorbell doorbell;
+    /** Takes work again once the channel has drained (one task object for the connection's life). */
+    private final Runnable resume = this::resumeSending;
+    private boolean resumeScheduled;
     /** Whether the deframer was asked to stream to this connection's RDMAP layer. */
     private boolean streaming;
 
@@ -85,7 +88,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         this.events = events;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
-        this.doorbell = new Doorbell(config.sendDepth(), this::answerDoorbellNow);
+        this.doorbell = new Doorbell(this::answerDoorbellNow);
         this.strictRfc = qp.rnic().options().strictRfc();
     }
 
@@ -187,10 +190,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
      * one {@link #wake()}, or {@link #answerDoorbellNow()} on the event loop).
      */
     void queue(SendSlot slot) {
-        if (!doorbell.offer(slot)) {
-            // Cannot happen while admission bounds the slots; never lose a post if it does.
-            ctx.executor().execute(() -> post(slot));
-        }
+        doorbell.offer(slot);
     }
 
     /** Wakes the event loop for the doorbell unless a wake-up is pending. */
@@ -201,6 +201,26 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     /** On the event loop: posts what the doorbell holds and flushes. */
     void answerDoorbellNow() {
         doorbell.takeInto(sendQueue);
+        sendQueue.issueWaiting();
+        flushIfNeeded();
+    }
+
+    /**
+     * The channel drained below its low water mark: the send queue takes work again, in a task behind
+     * what the event loop already holds (other queue pairs' doorbells and refills), so that queue
+     * pairs sharing the loop take it in turn rather than one refilling inside its own flush.
+     */
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (sendQueue != null && ctx.channel().isWritable() && !resumeScheduled) {
+            resumeScheduled = true;
+            ctx.executor().execute(resume);
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    private void resumeSending() {
+        resumeScheduled = false;
         sendQueue.issueWaiting();
         flushIfNeeded();
     }
@@ -239,9 +259,15 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     }
 
     private void flushIfNeeded() {
-        if (flushNeeded && !reading) {
+        if (reading) {
+            return;
+        }
+        if (flushNeeded) {
             flushNeeded = false;
             ctx.flush();
+        }
+        if (sendQueue != null) {
+            sendQueue.flushed();
         }
     }
 
@@ -303,7 +329,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     @Override
     public void receiveCompleted(ReceiveBuffer buffer, long length, int invalidatedStag, boolean solicited) {
-        completions.receive(buffer.workRequestId(), WcStatus.SUCCESS, length, invalidatedStag, solicited, null);
+        completions.receiveCompleted(buffer, length, invalidatedStag, solicited);
     }
 
     @Override
@@ -315,7 +341,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
 
     @Override
     public void immediateDataReceived(ReceiveBuffer buffer, long immediateData, boolean solicited) {
-        completions.receiveImmediate(buffer.workRequestId(), immediateData, solicited);
+        completions.receiveImmediateCompleted(buffer, immediateData, solicited);
     }
 
     @Override
@@ -365,6 +391,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         });
         flushNeeded = false;
         ctx.flush();
+        sendQueue.flushed();
     }
 
     /**

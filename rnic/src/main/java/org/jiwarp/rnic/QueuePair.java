@@ -1,13 +1,11 @@
 package org.jiwarp.rnic;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.jiwarp.ddp.ReceiveBuffer;
-import org.jiwarp.ddp.TaggedBuffer;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.wire.rdmap.TerminateError;
 
@@ -261,16 +259,16 @@ public final class QueuePair {
         if (sgl.length > config.maxSge()) {
             throw new IllegalArgumentException(sgl.length + " SGEs exceed the QP's max of " + config.maxSge());
         }
-        ByteBuf[] segments = new ByteBuf[sgl.length];
-        TaggedBuffer[] regions = new TaggedBuffer[sgl.length];
-        for (int i = 0; i < sgl.length; i++) {
-            MemoryRegion region = LocalAccess.checked(sgl[i], config.pd(), Access.LOCAL_WRITE);
-            segments[i] = region.buffer().slice((int) sgl[i].offset(), sgl[i].length());
-            regions[i] = region.tagged();
+        for (Sge sge : sgl) {
+            LocalAccess.checked(sge, config.pd(), Access.LOCAL_WRITE);
         }
         completions.admitReceive();
         // Fenced: once a region is deregistered, nothing is placed in it through this receive.
-        ReceiveBuffer buffer = new ReceiveBuffer(wr.id(), segments, regions);
+        ReceiveBuffer buffer = completions.receiveBuffer(wr.id(), sgl.length);
+        for (Sge sge : sgl) {
+            MemoryRegion region = sge.region();
+            buffer.add(region.buffer(), (int) sge.offset(), sge.length(), region.tagged());
+        }
         synchronized (earlyReceives) {
             QpConnection c = connection;
             if (c != null) {

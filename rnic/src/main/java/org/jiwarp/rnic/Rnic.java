@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -59,6 +60,13 @@ public final class Rnic implements AutoCloseable {
      * that carries each inbound ULPDU to DDP allocates nothing.
      */
     private static final io.netty.buffer.ByteBufAllocator ALLOCATOR = io.netty.buffer.PooledByteBufAllocator.DEFAULT;
+    /**
+     * Each connection's bound on octets written but not yet taken by TCP: above the high mark its send
+     * queue stops issuing work until the channel drains below the low one (see {@link SendQueue}).
+     * Two 64 KiB messages' worth: enough to keep a socket busy between two turns of its event loop,
+     * small enough that a thousand queue pairs on one loop take it in turn.
+     */
+    static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(64 << 10, 128 << 10);
 
     private final RnicOptions options;
     private final EventLoopGroup group;
@@ -141,6 +149,7 @@ public final class Rnic implements AutoCloseable {
         ChannelFuture bind = new ServerBootstrap().group(group).channel(serverChannelClass)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, ALLOCATOR)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
@@ -183,6 +192,7 @@ public final class Rnic implements AutoCloseable {
         ChannelFuture connect = new Bootstrap().group(group).channel(channelClass)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.ALLOCATOR, ALLOCATOR)
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {

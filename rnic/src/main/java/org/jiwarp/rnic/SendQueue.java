@@ -3,9 +3,11 @@ package org.jiwarp.rnic;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundBuffer;
 import java.util.ArrayDeque;
 import org.jiwarp.rdmap.OutboundReads;
 import org.jiwarp.rdmap.RdmapTransmitter;
@@ -22,11 +24,12 @@ import org.jiwarp.wire.rdmap.TerminateLayer;
  * Send posted after a Read completes after it.
  *
  * <p>A signaled Write or Send completes once its last segment has reached TCP; unsignaled ones
- * retire silently with the next completion after them, or with the end of their batch. Only the
- * last Write or Send of a run issued together waits for its channel promise: the stream is in order,
- * so that promise says the run before it has reached TCP too (one promise per batch, not per
- * message; this queue is the one listener, and the promises complete in the order written).
- * Everything here runs on the connection's event loop.
+ * retire silently with the next completion after them, or with the end of their batch. No Write or
+ * Send waits for a channel promise of its own: after each flush ({@link #flushed}) a channel that
+ * holds nothing unsent has put everything issued into TCP, which completes it; one that still holds
+ * octets gets one empty write whose promise says so later (the stream is in order; this queue is
+ * the one listener, and the promises complete in the order written). Everything here runs on the
+ * connection's event loop.
  */
 final class SendQueue implements ChannelFutureListener {
 
@@ -54,8 +57,11 @@ final class SendQueue implements ChannelFutureListener {
     private long[] awaited = new long[16];
     private int awaitedHead;
     private int awaitedCount;
-    /** The highest issue number a pending or completed promise covers. */
+    /** The highest issue number known to have reached TCP or awaited by a pending promise. */
     private long covered;
+    /** Inside {@link #flushed}, and whether it was asked again meanwhile. */
+    private boolean inFlushed;
+    private boolean flushedAgain;
 
     SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
             Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306) {
@@ -93,9 +99,14 @@ final class SendQueue implements ChannelFutureListener {
         waiting.addLast(slot);
     }
 
-    /** Issues waiting work as far as fences and the ORD allow. */
+    /**
+     * Issues waiting work as far as fences, the ORD and the channel's writability allow. A channel
+     * that is not writable (its unsent octets above the high water mark) takes nothing more until
+     * it drains ({@link QpConnection#channelWritabilityChanged}): each connection holds at most the
+     * mark plus one message unsent, and queue pairs sharing an event loop take it in turn.
+     */
     void issueWaiting() {
-        while (!waiting.isEmpty() && state.state() == QpState.RTS) {
+        while (!waiting.isEmpty() && state.state() == QpState.RTS && ctx.channel().isWritable()) {
             SendSlot slot = waiting.peekFirst();
             // RFC 5040 section 5.5: a fenced operation waits for every earlier RDMA Read to complete.
             if (slot.fence && outboundReads.outstanding() > 0) {
@@ -106,26 +117,59 @@ final class SendQueue implements ChannelFutureListener {
                 break;
             }
             waiting.pollFirst();
-            // The run's last Write or Send (nothing after it issues with it) waits for its promise.
-            SendSlot next = waiting.peekFirst();
-            issue(slot, next == null || !next.completesWhenWritten() || next.fence);
-        }
-        if (issued > covered) {
-            // The run's last one failed its local checks and went nowhere: one empty write below the
-            // framer (nothing goes on the wire) tells when those before it have reached TCP.
-            long upTo = issued;
-            covered = upTo;
-            ctx.pipeline().firstContext().write(Unpooled.EMPTY_BUFFER).addListener(f -> written(upTo, f.isSuccess()));
+            issue(slot);
         }
     }
 
-    private void issue(SendSlot slot, boolean awaitWritten) {
+    /**
+     * After the connection flushed: the Writes, Sends and Immediate Data issued since the last call
+     * have reached TCP when the channel holds nothing unsent now, and complete here with no promise;
+     * else one empty write below the framer (nothing goes on the wire) tells when they have. A
+     * completion listener that posts and flushes again from here is taken in the same loop.
+     */
+    void flushed() {
+        if (inFlushed) {
+            flushedAgain = true;
+            return;
+        }
+        inFlushed = true;
+        try {
+            do {
+                flushedAgain = false;
+                coverIssued();
+            } while (flushedAgain);
+        } finally {
+            inFlushed = false;
+        }
+    }
+
+    private void coverIssued() {
+        if (issued <= covered) {
+            return;
+        }
+        long upTo = issued;
+        covered = upTo;
+        Channel channel = ctx.channel();
+        ChannelOutboundBuffer unsent = channel.unsafe().outboundBuffer();
+        if (channel.isActive() && unsent != null && unsent.totalPendingWriteBytes() == 0) {
+            written(upTo, true);
+            return;
+        }
+        ChannelHandlerContext first = ctx.pipeline().firstContext();
+        if (first == null) {
+            written(upTo, false);
+            return;
+        }
+        await(upTo, first.writeAndFlush(Unpooled.EMPTY_BUFFER));
+    }
+
+    private void issue(SendSlot slot) {
         if (slot.opcode == SendWorkRequest.Opcode.RDMA_READ) {
             issueRead(slot);
             return;
         }
         if (slot.opcode.atomic() || slot.opcode == SendWorkRequest.Opcode.IMMEDIATE_DATA) {
-            issueRfc7306(slot, awaitWritten);
+            issueRfc7306(slot);
             return;
         }
         // One SGE (the usual case) is read in place; several are gathered into a composite.
@@ -152,9 +196,9 @@ final class SendQueue implements ChannelFutureListener {
         ChannelFuture written;
         try {
             written = slot.opcode == SendWorkRequest.Opcode.RDMA_WRITE
-                    ? transmitter.write(slot.rkey, slot.remoteAddress, source, index, length, awaitWritten)
+                    ? transmitter.write(slot.rkey, slot.remoteAddress, source, index, length, false)
                     : transmitter.send(slot.solicited, slot.opcode == SendWorkRequest.Opcode.SEND_WITH_INVALIDATE,
-                            slot.invalidateStag, source, index, length, awaitWritten);
+                            slot.invalidateStag, source, index, length, false);
         } finally {
             if (gathered != null) {
                 gathered.release();
@@ -163,12 +207,16 @@ final class SendQueue implements ChannelFutureListener {
         issued(slot, written);
     }
 
-    /** Numbers a Write, Send or Immediate Data that went out; its promise, if any, covers it and those before. */
+    /** Numbers a Write, Send or Immediate Data that went out ({@link #flushed} covers it). */
     private void issued(SendSlot slot, ChannelFuture written) {
         slot.issued = ++issued;
-        if (written == null) {
-            return;
+        if (written != null) {
+            await(issued, written);
         }
+    }
+
+    /** {@code written} completes once everything issued up to {@code upTo} has reached TCP. */
+    private void await(long upTo, ChannelFuture written) {
         if (awaitedCount == awaited.length) {
             long[] grown = new long[awaited.length * 2];
             for (int i = 0; i < awaitedCount; i++) {
@@ -177,8 +225,8 @@ final class SendQueue implements ChannelFutureListener {
             awaited = grown;
             awaitedHead = 0;
         }
-        awaited[(awaitedHead + awaitedCount++) % awaited.length] = issued;
-        covered = issued;
+        awaited[(awaitedHead + awaitedCount++) % awaited.length] = upTo;
+        covered = Math.max(covered, upTo);
         written.addListener(this);
     }
 
@@ -230,13 +278,13 @@ final class SendQueue implements ChannelFutureListener {
      * Immediate Data or an atomic (RFC 7306), only to a peer that implements it; the atomic's
      * result entry must be locally writable.
      */
-    private void issueRfc7306(SendSlot slot, boolean awaitWritten) {
+    private void issueRfc7306(SendSlot slot) {
         if (!rfc7306) {
             finish(slot, WcStatus.LOCAL_QP_OPERATION_ERROR, null);
             return;
         }
         if (slot.opcode == SendWorkRequest.Opcode.IMMEDIATE_DATA) {
-            issued(slot, transmitter.immediateData(slot.solicited, slot.operands().immediateData(), awaitWritten));
+            issued(slot, transmitter.immediateData(slot.solicited, slot.operands().immediateData(), false));
             return;
         }
         try {

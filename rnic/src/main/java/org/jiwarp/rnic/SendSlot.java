@@ -28,6 +28,15 @@ final class SendSlot {
     long issued;
     /** The prepared request this slot belongs to, told when the slot leaves the queue; or {@code null}. */
     final PreparedSend prepared;
+    /** The slot rung after this one while both wait in the {@link Doorbell}. */
+    volatile SendSlot nextRung;
+    /** The next free slot while this one is in {@link Completions}' free list. */
+    SendSlot nextFree;
+
+    /** The doorbell's stand-in, never posted. */
+    SendSlot() {
+        this.prepared = null;
+    }
 
     SendSlot(SendWorkRequest wr) {
         this(wr, null);

@@ -114,12 +114,16 @@ public final class Bench {
             long start = Long.MAX_VALUE;
             long end = Long.MIN_VALUE;
             Histogram latency = new Histogram(3);
+            Histogram connectionMax = new Histogram(3);
             for (BenchTransport.Connection connection : opened) {
                 BenchTransport.Result result = connection.result().get();
                 messages += result.messages();
                 start = Math.min(start, result.startNanos());
                 end = Math.max(end, result.endNanos());
                 latency.add(result.latency());
+                if (result.latency().getTotalCount() > 0) {
+                    connectionMax.recordValue(result.latency().getMaxValue());
+                }
             }
             double seconds = (end - start) / 1e9;
             double average = seconds > 0 ? messages * (double) spec.size() / seconds : 0;
@@ -127,7 +131,7 @@ public final class Bench {
                 peak = average;
             }
             return new BenchResult(transport.name(), spec, connections, messages, seconds, peak, latency, allocated,
-                    heapPerConnection);
+                    heapPerConnection, connectionMax);
         } finally {
             for (BenchTransport.Connection connection : opened) {
                 connection.close();

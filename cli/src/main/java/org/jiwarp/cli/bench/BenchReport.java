@@ -53,6 +53,7 @@ public final class BenchReport {
         }
         out.println();
         legend(out, results, "");
+        completionLatency(out, bandwidth, "");
         for (BenchResult r : results) {
             if (r.heapPerConnection() >= 0) {
                 out.println(String.format(Locale.ROOT, "%s: %d connections idle hold %.1f KiB of heap each",
@@ -60,6 +61,27 @@ public final class BenchReport {
             }
         }
         out.flush();
+    }
+
+    /**
+     * Bandwidth runs: each signaled message's time from post to completion, over all connections,
+     * and with several connections the spread of their slowest completions (how evenly they share
+     * the wire).
+     */
+    private static void completionLatency(PrintWriter out, List<BenchResult> bandwidth, String prefix) {
+        for (BenchResult r : bandwidth) {
+            if (r.latency().getTotalCount() == 0) {
+                continue;
+            }
+            out.print(prefix);
+            out.println(String.format(Locale.ROOT, "Post to completion, %s %s %d B, %d QP%s: p50 %s us, p99 %s us.",
+                    r.stack(), opName(r), r.spec().size(), r.connections(), r.connections() == 1 ? "" : "s",
+                    micros(r, 50), micros(r, 99)));
+            if (r.connectionMax().getTotalCount() > 1) {
+                out.println(String.format(Locale.ROOT, "  each QP's slowest completion: median %.2f us, worst %.2f us.",
+                        r.connectionMaxMicros(50), r.connectionMaxMicros(100)));
+            }
+        }
     }
 
     /** What the columns that are not self-explanatory mean, for the runs shown. */
@@ -165,6 +187,7 @@ public final class BenchReport {
         }
         out.println();
         legend(out, results, "");
+        completionLatency(out, bandwidth, "\n");
         for (BenchResult r : results) {
             if (r.heapPerConnection() >= 0) {
                 out.println();
@@ -208,6 +231,13 @@ public final class BenchReport {
             row.put("peakMbPerSecond", r.peakMibPerSecond());
             row.put("messagesPerSecond", r.messagesPerSecond());
             row.put("latencyMicros", latency);
+            Map<String, Object> slowest = null;
+            if (r.spec().mode() == BenchMode.BW && r.connectionMax().getTotalCount() > 1) {
+                slowest = new LinkedHashMap<>();
+                slowest.put("median", r.connectionMaxMicros(50));
+                slowest.put("worst", r.connectionMaxMicros(100));
+            }
+            row.put("slowestCompletionPerConnectionMicros", slowest);
             row.put("allocatedBytesPerKib", r.allocatedPerKib() < 0 ? null : r.allocatedPerKib());
             row.put("heapBytesPerIdleConnection", r.heapPerConnection() < 0 ? null : r.heapPerConnection());
             row.put("ratioToTcp", ratioOrNull(r, results));

@@ -15,9 +15,18 @@ import org.HdrHistogram.Histogram;
  *                   when embedded; threads that ended during the run are not counted), or negative
  * @param heapPerConnection heap bytes per connection, measured idle after a GC, for runs of 100
  *                   connections or more; else -1
+ * @param connectionMax nanoseconds: each connection's slowest {@code latency} sample, one value
+ *                   per connection that took samples (how evenly the connections share the wire;
+ *                   a connection of a short many-QP run takes too few samples for a p99 of its own)
  */
 public record BenchResult(String stack, BenchSpec spec, int connections, long messages, double seconds,
-        double peakBytesPerSecond, Histogram latency, long allocatedBytes, long heapPerConnection) {
+        double peakBytesPerSecond, Histogram latency, long allocatedBytes, long heapPerConnection,
+        Histogram connectionMax) {
+
+    /** A percentile of the connections' slowest samples in microseconds (50: the median connection, 100: the worst). */
+    public double connectionMaxMicros(double percentile) {
+        return connectionMax.getTotalCount() == 0 ? 0 : connectionMax.getValueAtPercentile(percentile) / 1e3;
+    }
 
     /** Heap bytes allocated per KiB moved, or -1 when unknown. */
     public double allocatedPerKib() {

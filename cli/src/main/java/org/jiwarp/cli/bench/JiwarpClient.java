@@ -249,7 +249,7 @@ final class JiwarpClient implements BenchTransport {
 
         @Override
         public CompletableFuture<Result> result() {
-            return finished().thenApply(p -> new Result(p.posted, p.startNanos, p.endNanos, p.latency));
+            return finished().thenApply(p -> new Result(p.posted, p.startNanos, p.endNanos, p.latency()));
         }
 
         @Override

@@ -239,7 +239,7 @@ final class TcpBaseline {
 
         @Override
         public CompletableFuture<BenchTransport.Result> result() {
-            return pattern.finished().thenApply(p -> new BenchTransport.Result(p.posted, p.startNanos, p.endNanos, p.latency));
+            return pattern.finished().thenApply(p -> new BenchTransport.Result(p.posted, p.startNanos, p.endNanos, p.latency()));
         }
     }
 
