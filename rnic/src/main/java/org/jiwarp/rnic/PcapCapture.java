@@ -208,15 +208,16 @@ final class PcapCapture extends ChannelDuplexHandler {
         finish();
     }
 
+    /** Records what passes; a failure ends the capture (see {@link #fail}), never the connection. */
     private void record(boolean fromClient, ByteBuf buf) {
         int length = buf.readableBytes();
-        if (length == 0) {
+        if (length == 0 || done) {
             return;
         }
-        byte[] bytes = new byte[length];
-        buf.getBytes(buf.readerIndex(), bytes);
-        (fromClient ? clientBytes : serverBytes).append(bytes, 0, length);
         try {
+            byte[] bytes = new byte[length];
+            buf.getBytes(buf.readerIndex(), bytes);
+            (fromClient ? clientBytes : serverBytes).append(bytes, 0, length);
             drain();
         } catch (IOException | RuntimeException e) {
             fail(e);

@@ -56,7 +56,7 @@ final class PcapSegmenter {
         if (end + length > pending.length) {
             int live = end - start;
             if (live + length > pending.length) {
-                pending = Arrays.copyOfRange(pending, start, Math.max(2 * pending.length, live + length));
+                pending = Arrays.copyOfRange(pending, start, start + Math.max(2 * pending.length, live + length));
             } else {
                 System.arraycopy(pending, start, pending, 0, live);
             }

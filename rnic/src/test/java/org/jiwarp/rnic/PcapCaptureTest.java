@@ -187,7 +187,7 @@ class PcapCaptureTest {
             int fpdus = random.nextInt(12);
             for (int i = 0; i < fpdus; i++) {
                 ByteBuf fpdu = Unpooled.buffer();
-                int length = random.nextInt(8) == 0 ? random.nextInt(3000) : random.nextInt(100);
+                int length = random.nextInt(8) == 0 ? random.nextInt(9000) : random.nextInt(100);
                 writer.write(Unpooled.wrappedBuffer(Property.bytes(random, length)), fpdu);
                 units.add(ByteBufUtil.getBytes(fpdu));
                 fpdu.release();
@@ -197,7 +197,12 @@ class PcapCaptureTest {
             PcapSegmenter segmenter = new PcapSegmenter(maxSegment);
             List<byte[]> cut = new ArrayList<>();
             for (int at = 0; at < stream.length; ) {
-                int piece = random.nextInt(4) == 0 ? 1 : 1 + random.nextInt(Math.min(700, stream.length - at));
+                // Single octets, pieces up to 700 and, as a TCP read of several FPDUs gives, up to all the rest.
+                int piece = switch (random.nextInt(4)) {
+                    case 0 -> 1;
+                    case 1 -> 1 + random.nextInt(stream.length - at);
+                    default -> 1 + random.nextInt(Math.min(700, stream.length - at));
+                };
                 piece = Math.min(piece, stream.length - at);
                 segmenter.append(stream, at, piece);
                 at += piece;
