@@ -2,15 +2,12 @@ package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.DuplexChannel;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.StagTable;
@@ -387,26 +384,11 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             if (future.isSuccess()) {
                 terminateSent = error;
             }
-            closeAfterTerminate();
+            LlpClose.afterTerminate(ctx);
         });
         flushNeeded = false;
         ctx.flush();
         sendQueue.flushed();
-    }
-
-    /**
-     * Half-closes after a Terminate and reads (discarding) until the peer closes too, or a second
-     * passes: closing at once could reset the connection under the peer's own writes and lose the
-     * Terminate before the peer has read it.
-     */
-    private void closeAfterTerminate() {
-        Channel channel = ctx.channel();
-        if (channel instanceof DuplexChannel && channel.isActive()) {
-            ((DuplexChannel) channel).shutdownOutput();
-            ctx.executor().schedule(() -> ctx.close(), 1, TimeUnit.SECONDS);
-        } else {
-            ctx.close();
-        }
     }
 
     /** The user's graceful close: no new work; the connection closes once what was issued has gone out. */
@@ -414,15 +396,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         if (!state.apply(QpEvent.MODIFY_TO_CLOSING).accepted()) {
             return;
         }
-        // An empty write at the head of the pipeline (below the FPDU framer, so nothing goes on the
-        // wire) completes once everything written before it has gone to TCP; then close. A
-        // connection that is already gone has nothing left to send (and may have no handlers left).
-        ChannelHandlerContext first = ctx.pipeline().firstContext();
-        if (first == null || !ctx.channel().isActive()) {
-            ctx.channel().close();
-            return;
-        }
-        first.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        LlpClose.onceWritten(ctx);
     }
 
     /** The user's abortive close, or a fatal error of the queue pair: straight to ERROR. */
