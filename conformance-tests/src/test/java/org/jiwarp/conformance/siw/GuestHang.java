@@ -40,7 +40,7 @@ public final class GuestHang {
                 case SILENT -> " (its TCP stack too)";
                 case UNKNOWN -> "";
             } + ": " + e.getMessage().lines().filter(l -> !l.isBlank()).findFirst().orElse("");
-            System.out.println(cell + ": " + what + "; what the guest's kernel says of its blocked tasks:\n"
+            System.out.println(cell + ": " + what + "; what the guest's kernel says of its tasks:\n"
                     + peer.blockedTasks() + "\n" + cell + ": booting a fresh guest and trying once more");
             synchronized (matrix) {
                 matrix.add(String.format("%-64s %s; fresh guest, one more try:", cell, what));

@@ -108,10 +108,19 @@ class SiwErrorInteropTest {
     }
 
     @BeforeEach
-    void openRnic() throws IOException {
+    void openRnic() throws Exception {
         rnic = Rnic.open(RnicOptions.defaults().threads(1));
-        kernelLog(); // start each test with an empty kernel log
-        mark = guestCapture.mark();
+        // The test before may have left the guest hung: this one then starts on a fresh guest.
+        GuestHang.retryOnFreshGuest("the start of the next test", peer, HANGS, SiwErrorInteropTest::freshGuest, () -> {
+            kernelLog(); // start each test with an empty kernel log
+            mark = guestCapture.mark();
+        });
+    }
+
+    private static void freshGuest() {
+        peer.close();
+        peer = SiwPeer.boot();
+        guestCapture = new GuestCapture(peer.pcap());
     }
 
     /**
@@ -120,14 +129,12 @@ class SiwErrorInteropTest {
      */
     private void onFreshGuestIfItHangs(String test, GuestHang.Cell body) throws Exception {
         GuestHang.retryOnFreshGuest(test, peer, HANGS, () -> {
-            peer.close();
-            peer = SiwPeer.boot();
-            guestCapture = new GuestCapture(peer.pcap());
+            freshGuest();
             rnic.close();
             try {
                 openRnic();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+            } catch (Exception e) {
+                throw new IllegalStateException("a fresh guest did not start: " + e.getMessage(), e);
             }
         }, body);
     }

@@ -166,17 +166,19 @@ public final class SiwPeer implements AutoCloseable {
     }
 
     /**
-     * What the guest's kernel says of its blocked tasks (uninterruptible sleep) and of its CPU, asked
-     * through QEMU's monitor with Alt-SysRq-W and Alt-SysRq-L, so it works when the guest's command
-     * line no longer answers: the console lines it printed, or a sentence saying why there are none.
+     * What the guest's kernel says of its tasks, asked through QEMU's monitor so that it works when
+     * the guest's command line no longer answers: Alt-SysRq-W (tasks in uninterruptible sleep),
+     * Alt-SysRq-L (what the CPU runs) and Alt-SysRq-T (every task's state and stack), of which only
+     * the tasks that are not kernel threads are kept (the command line's shell and what it started).
+     * The console lines, or a sentence saying why there are none.
      */
     public String blockedTasks() {
         long before = readQuietly(consoleLog).length();
         try (SocketChannel monitor = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             monitor.connect(UnixDomainSocketAddress.of(socketDirectory.resolve("mon.sock")));
-            for (String key : new String[] {"w", "l"}) {
+            for (String key : new String[] {"w", "l", "t"}) {
                 monitor.write(ByteBuffer.wrap(("sendkey alt-sysrq-" + key + "\n").getBytes(StandardCharsets.US_ASCII)));
-                Thread.sleep(1500);
+                Thread.sleep(key.equals("t") ? 5000 : 1500);
             }
         } catch (IOException e) {
             return "QEMU's monitor did not answer: " + e.getMessage();
@@ -186,7 +188,28 @@ public final class SiwPeer implements AutoCloseable {
         }
         String console = readQuietly(consoleLog);
         String dump = console.length() > before ? console.substring((int) before) : "";
-        return dump.isBlank() ? "the guest's kernel printed nothing on Alt-SysRq-W/L" : dump;
+        return dump.isBlank() ? "the guest's kernel printed nothing on Alt-SysRq-W/L/T" : withoutKernelThreads(dump);
+    }
+
+    /**
+     * Leaves out of a SysRq dump the blocks of kernel threads (a {@code task:} line with ppid 2, or
+     * kthreadd itself): what is left is the system's own lines and the user tasks with their stacks.
+     */
+    static String withoutKernelThreads(String dump) {
+        StringBuilder kept = new StringBuilder();
+        boolean skipping = false;
+        for (String line : dump.split("\n", -1)) {
+            int task = line.indexOf("task:");
+            if (task >= 0) {
+                skipping = line.contains(" ppid:2 ") || line.contains(" pid:2 ");
+            } else if (line.contains("sysrq:")) {
+                skipping = false;
+            }
+            if (!skipping) {
+                kept.append(line).append('\n');
+            }
+        }
+        return kept.toString();
     }
 
     /** The guest kernel log. */

@@ -2,6 +2,7 @@ package org.jiwarp.conformance.siw;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.DataInputStream;
@@ -77,6 +78,10 @@ class SiwPeerSmokeTest {
         String dump = peer.blockedTasks();
         assertTrue(dump.contains("sysrq: Show Blocked State"), dump);
         assertTrue(dump.contains("sysrq: Show backtrace of all active CPUs"), dump);
+        assertTrue(dump.contains("sysrq: Show State"), dump);
+        // Every task's state, kernel threads left out: the guest's init (the command line's shell) stays.
+        assertTrue(dump.contains(" pid:1 "), dump);
+        assertFalse(dump.contains("task:kthreadd"), dump);
     }
 
     /** siw answers an MPA Request asking for markers with a Reply that rejects it (R=1, M=0). */
