@@ -164,10 +164,13 @@ class SiwNfsTwoGuestsTest {
                 "  i=$((i+1))",
                 "done",
                 "sha256sum /tmp/src");
+        long start = System.nanoTime();
         ExecResult kernel = client.run(script, Duration.ofSeconds(120 + 120L * RUNS));
+        double seconds = (System.nanoTime() - start) / 1e9;
         assertTrue(kernel.succeeded(), kernel::toString);
-        System.out.println(name + ": " + String.join(", ", kernel.output().lines()
-                .filter(l -> l.matches("(u?mount in|write|read) .*")).toList()));
+        System.out.println(String.format(Locale.ROOT, "%s: %s; the script took %.1f s on the host's clock", name,
+                String.join(", ", kernel.output().lines().filter(l -> l.matches("(u?mount in|write|read) .*")).toList()),
+                seconds));
         String mounted = kernel.output().lines().filter(l -> l.contains(" /mnt/nfs nfs ")).findFirst().orElse("");
         assertTrue(mounted.contains("proto=rdma") && mounted.contains(",port=" + port + ",")
                 && mounted.contains(",addr=" + address), "not mounted over RDMA to " + address + ":" + port + ": " + kernel);
