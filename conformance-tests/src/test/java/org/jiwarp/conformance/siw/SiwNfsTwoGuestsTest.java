@@ -3,6 +3,7 @@ package org.jiwarp.conformance.siw;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -59,8 +60,8 @@ class SiwNfsTwoGuestsTest {
     private static final String CLIENT = "10.17.0.2";
     private static final int SIZE = 16 << 20;
     private static final int RUNS = Integer.getInteger("jiwarp.nfs.figureRuns", 1);
-    /** Guest 2 -> host -> guest 1: the figure's size when it is made, a small transfer in CI. */
-    private static final int VIA_HOST_SIZE = System.getProperty("jiwarp.nfs.figureRuns") != null ? SIZE : 4 << 20;
+    /** Whether the figure is being made: only then does guest 2's kernel client go through the host. */
+    private static final boolean FIGURE = System.getProperty("jiwarp.nfs.figureRuns") != null;
     private static final Pattern SECONDS = Pattern.compile("(write|read) ([0-9.]+)");
     private static final Pattern JIWARP_RATE = Pattern.compile("in [0-9.]+ s \\(([0-9.]+) MB/s\\)");
 
@@ -267,16 +268,19 @@ class SiwNfsTwoGuestsTest {
      * Guest 2's kernel client on jiwarp's path: it mounts {@code 10.0.2.2} (the host, on guest 2's
      * user network, siw0 on eth0) at the host ports QEMU forwards to guest 1's 20049 and 20048, so
      * guest 1 takes the connection through the same hostfwd as {@code jiwarp nfs} from the host.
-     * The figure's 16 MiB when it is made, 4 MiB in CI. After the link capture's test, so that a
+     * Only when the figure is made: a mount through the host now and then waits about 60 s (seen in
+     * 4 of 9 runs, the first mount or a remount; the transfers themselves take about 2 s), too much
+     * for CI. After the link capture's test, so that a
      * fresh pair of guests here (a hang) cannot take the link capture away from it.
      */
     @Test
     @Order(5)
     void kernelClientInGuestTwoWritesAndReadsBackThroughTheHost() throws Exception {
+        assumeTrue(FIGURE, "the figure's row through the host: -Djiwarp.nfs.figureRuns=3");
         GuestHang.retryOnFreshGuest("kernel client, guest 2 -> host -> guest 1", client, matrix,
                 SiwNfsTwoGuestsTest::bootBoth,
                 () -> kernelTransfers(SiwPeer.HOST_ADDRESS, server.hostPort(NfsGuest.RDMA_PORT),
-                        server.hostPort(NfsGuest.MOUNT_PORT), "from-guest-2-via-host", VIA_HOST_SIZE,
+                        server.hostPort(NfsGuest.MOUNT_PORT), "from-guest-2-via-host", SIZE,
                         viaHostWrite, viaHostRead));
     }
 
@@ -286,18 +290,20 @@ class SiwNfsTwoGuestsTest {
     void figure() {
         assertEquals(RUNS, kernelWrite.size());
         assertEquals(RUNS, jiwarpWrite.size());
-        assertEquals(RUNS, viaHostWrite.size());
-        String viaHostSize = VIA_HOST_SIZE == SIZE ? "" : String.format(Locale.ROOT, " (%d MiB)", VIA_HOST_SIZE >> 20);
+        assertEquals(FIGURE ? RUNS : 0, viaHostWrite.size());
         System.out.println(String.format(Locale.ROOT, "NFSv3 over RDMA, %d MiB, 1 MiB rsize/wsize, %d run(s), MB/s "
                 + "median (range)%n| client | WRITE | READ |%n|---|---|---|%n| Linux kernel client, guest 2 -> guest 1 "
                 + "(socket link) | %s | %s |%n| Linux kernel client, guest 2 -> host -> guest 1 (QEMU user networks, "
-                + "hostfwd)%s | %s | %s |%n| jiwarp nfs, host -> guest 1 (QEMU user network, hostfwd) | %s | %s |",
-                SIZE >> 20, RUNS, summary(kernelWrite), summary(kernelRead), viaHostSize, summary(viaHostWrite),
+                + "hostfwd) | %s | %s |%n| jiwarp nfs, host -> guest 1 (QEMU user network, hostfwd) | %s | %s |",
+                SIZE >> 20, RUNS, summary(kernelWrite), summary(kernelRead), summary(viaHostWrite),
                 summary(viaHostRead), summary(jiwarpWrite), summary(jiwarpRead)));
         matrix.forEach(System.out::println);
     }
 
     private static String summary(List<Double> rates) {
+        if (rates.isEmpty()) {
+            return "figure only";
+        }
         List<Double> sorted = rates.stream().sorted().toList();
         double median = sorted.size() % 2 == 1 ? sorted.get(sorted.size() / 2)
                 : (sorted.get(sorted.size() / 2 - 1) + sorted.get(sorted.size() / 2)) / 2;
