@@ -199,6 +199,64 @@ public final class Tshark {
         return packets;
     }
 
+    /**
+     * The TCP connections (tshark's {@code tcp.stream} numbers) that open with the addresses and
+     * ports of an earlier connection in the capture. tshark gives such a connection a stream of its
+     * own, but its iWARP dissector keeps its MPA state per address-and-port pair and takes the new
+     * connection's MPA Request and Reply for FPDUs of the old one (Wireshark 4.0): those connections
+     * are compared on their own ({@link #cut}).
+     */
+    public static List<Integer> reusedStreams(Path tshark, Path capture) throws IOException {
+        String syns = run(List.of(tshark.toString(), "-n", "-r", capture.toString(), "-Y",
+                "tcp.flags.syn == 1 && tcp.flags.ack == 0", "-T", "fields", "-e", "tcp.stream", "-e", "ip.src",
+                "-e", "ipv6.src", "-e", "tcp.srcport", "-e", "ip.dst", "-e", "ipv6.dst", "-e", "tcp.dstport"));
+        Map<String, Integer> firstStream = new java.util.HashMap<>();
+        List<Integer> reused = new ArrayList<>();
+        for (String line : syns.split("\n")) {
+            int tab = line.indexOf('\t');
+            if (tab < 0) {
+                continue;
+            }
+            int stream = Integer.parseInt(line.substring(0, tab).trim());
+            Integer first = firstStream.putIfAbsent(line.substring(tab + 1), stream);
+            if (first != null && first != stream && !reused.contains(stream)) {
+                reused.add(stream);
+            }
+        }
+        return reused;
+    }
+
+    /** The frame numbers of the given TCP streams. */
+    public static java.util.Set<Integer> framesOf(Path tshark, Path capture, List<Integer> streams) throws IOException {
+        java.util.Set<Integer> frames = new java.util.HashSet<>();
+        if (streams.isEmpty()) {
+            return frames;
+        }
+        String out = run(List.of(tshark.toString(), "-n", "-r", capture.toString(), "-Y", inStreams(streams),
+                "-T", "fields", "-e", "frame.number"));
+        for (String line : out.split("\n")) {
+            if (!line.isBlank()) {
+                frames.add(Integer.parseInt(line.trim()));
+            }
+        }
+        return frames;
+    }
+
+    /** Writes TCP stream {@code stream} of {@code capture}, alone, to {@code out} (pcap). */
+    public static void cut(Path tshark, Path capture, int stream, Path out) throws IOException {
+        run(List.of(tshark.toString(), "-n", "-r", capture.toString(), "-Y", inStreams(List.of(stream)), "-F", "pcap",
+                "-w", out.toString()));
+    }
+
+    /** A display filter for the frames of {@code streams}. */
+    public static String inStreams(List<Integer> streams) {
+        StringBuilder filter = new StringBuilder("tcp.stream in {");
+        for (int stream : streams) {
+            filter.append(' ').append(stream);
+        }
+        return filter.append(" }").toString();
+    }
+
     /** tshark's output for {@code args} on {@code capture}, every dissector on (RPC-over-RDMA and NFS among them). */
     public static String output(Path tshark, Path capture, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(tshark.toString(), "-n", "-r", capture.toString()));
