@@ -74,6 +74,8 @@ public final class SiwPeer implements AutoCloseable {
 
     private static final Duration KVM_PROBE = Duration.ofSeconds(15);
     private static final Duration ANSWER_GRACE = Duration.ofSeconds(20);
+    /** How long the guest gives one look at a background command's state ({@link Background#await}). */
+    private static final Duration POLL_LIMIT = Duration.ofSeconds(5);
     private static final String KVM_VERDICT_FILE = "kvm-unusable";
 
     private final Process qemu;
@@ -357,10 +359,15 @@ public final class SiwPeer implements AutoCloseable {
             }
         }
 
+        /**
+         * One look at the command's state. The script is a test and a {@code cat}: five seconds
+         * is ample even in a busy emulated guest (a script cut short reads as still running), and a
+         * guest that stops answering is found 25 s later rather than 50 ({@link GuestHang}).
+         */
         private String poll() {
             String f = "/tmp/jw/" + spawned.id();
             ExecResult state = run("if [ -e " + f + ".rc ]; then echo \"done $(cat " + f + ".rc)\"; cat " + f
-                    + ".out; else echo running; fi", Duration.ofSeconds(30));
+                    + ".out; else echo running; fi", POLL_LIMIT);
             return state.output();
         }
 
