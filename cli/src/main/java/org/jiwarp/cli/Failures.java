@@ -59,7 +59,8 @@ public final class Failures {
             return "a file is in the way: " + t.getMessage();
         }
         if (t instanceof ConnectException || t instanceof NoRouteToHostException
-                || t instanceof io.netty.channel.ConnectTimeoutException) {
+                || t instanceof io.netty.channel.ConnectTimeoutException
+                || t instanceof io.netty.channel.unix.Errors.NativeIoException) {
             return connectionFailure(t);
         }
         return message(t);

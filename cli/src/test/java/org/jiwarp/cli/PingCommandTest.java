@@ -131,8 +131,8 @@ class PingCommandTest {
         CompletableFuture<Run> server = CompletableFuture.supplyAsync(() ->
                 jiwarp("ping", "-s", "-a", "127.0.0.1", "-p", port));
         Run client = awaitClient("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "2", "-I", "127.0.0.2", "-q");
-        assertEquals(0, client.exit(), client.err());
         Run served = server.get(60, TimeUnit.SECONDS);
+        assertEquals(0, client.exit(), client.err() + "the server said:\n" + served.err());
         assertTrue(served.err().contains("client 127.0.0.2:"), served.err());
     }
 

@@ -19,9 +19,18 @@ final class AsyncEvents {
             try {
                 listener.accept(event);
             } catch (RuntimeException e) {
-                Thread t = Thread.currentThread();
-                t.getUncaughtExceptionHandler().uncaughtException(t, e);
+                listenerFailed(e);
             }
         }
+    }
+
+    /**
+     * A user's listener (async event, completion, notification) threw: its thread's uncaught
+     * exception handler hears of it, and the RNIC goes on as if the listener had returned. The
+     * exception must not reach the connection, which may be in the middle of a segment.
+     */
+    static void listenerFailed(RuntimeException e) {
+        Thread t = Thread.currentThread();
+        t.getUncaughtExceptionHandler().uncaughtException(t, e);
     }
 }

@@ -26,6 +26,9 @@ import java.util.function.Consumer;
  *       the entry lent for the call only.</li>
  * </ul>
  *
+ * <p>A listener that throws is reported to its thread's uncaught exception handler and the queue pair
+ * goes on: the exception never reaches the connection in the middle of the segment it was placing.
+ *
  * <p>Entries are recycled where the caller never holds them: {@link #poll(WorkCompletion[])} copies
  * into the caller's array and gives the queue's entry back, and so does a lent call-back once it
  * returns. In steady state with either, a completion allocates nothing. {@link #take} and
@@ -202,7 +205,11 @@ public final class CompletionQueue {
         Consumer<WorkCompletion> listener = completionListener;
         if (listener != null) {
             boolean lent = completionLent;
-            listener.accept(wc);
+            try {
+                listener.accept(wc);
+            } catch (RuntimeException e) {
+                AsyncEvents.listenerFailed(e);
+            }
             if (lent) {
                 free.offer(wc);
             }
@@ -221,7 +228,11 @@ public final class CompletionQueue {
                 && armed.compareAndSet(true, false)) {
             Consumer<CompletionQueue> notify = notificationListener;
             if (notify != null) {
-                notify.accept(this);
+                try {
+                    notify.accept(this);
+                } catch (RuntimeException e) {
+                    AsyncEvents.listenerFailed(e);
+                }
             }
         }
     }

@@ -5,6 +5,9 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.internal.logging.InternalLogger;
+import io.netty.util.internal.logging.InternalLoggerFactory;
+import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -14,6 +17,8 @@ import java.util.concurrent.TimeUnit;
  * already ({@link QpStateMachine}); this is only what happens to the socket.
  */
 final class LlpClose {
+
+    private static final InternalLogger LOG = InternalLoggerFactory.getInstance(LlpClose.class);
 
     /** How long the Terminate's sender reads (and discards) after its half-close before it closes. */
     private static final long TERMINATE_LINGER_SECONDS = 1;
@@ -48,5 +53,18 @@ final class LlpClose {
             return;
         }
         first.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /**
+     * An established connection failed below RDMAP, where no Terminate can be sent any more: a TCP
+     * error (a reset) is the peer's or the network's business and logged quietly; anything else is a
+     * local failure, logged with its trace so that it is never silent.
+     */
+    static void failed(QueuePair qp, Throwable cause) {
+        if (cause instanceof IOException) {
+            LOG.debug("{}: the connection failed: {}", qp, cause.toString());
+        } else {
+            LOG.warn("{}: a local failure closes the connection", qp, cause);
+        }
     }
 }

@@ -414,6 +414,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             terminate(((MpaException) cause).error(), null, 0);
         } else if (!established.isDone()) {
             established.completeExceptionally(cause);
+        } else {
+            qp.llpFailed(cause);
         }
         ctx.close();
     }

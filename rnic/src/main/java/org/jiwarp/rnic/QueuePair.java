@@ -28,6 +28,7 @@ public final class QueuePair {
     private final Completions completions;
     private final List<ReceiveBuffer> earlyReceives = new ArrayList<>();
     private final CompletableFuture<Void> down = new CompletableFuture<>();
+    private volatile Throwable llpError;
     private final CompletableFuture<QueuePair> closed = new CompletableFuture<>();
     private final AsyncEvents events;
     private final Runnable onCqError = () -> fatal(QpEvent.CQ_ERROR);
@@ -130,6 +131,20 @@ public final class QueuePair {
             throw new IllegalStateException(this + " is not connected");
         }
         c.executeLater(task);
+    }
+
+    /**
+     * What ended the connection when it was neither a Terminate nor a close by either end: an error
+     * of the TCP connection (a reset) or a local failure; {@code null} when nothing did.
+     */
+    public Throwable connectionError() {
+        return llpError;
+    }
+
+    /** The LLP stream failed under an established connection, which now closes without a Terminate. */
+    void llpFailed(Throwable cause) {
+        llpError = cause;
+        LlpClose.failed(this, cause);
     }
 
     /** The Terminate the peer sent, if any. */

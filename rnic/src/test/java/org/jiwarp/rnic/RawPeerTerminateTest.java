@@ -521,6 +521,7 @@ class RawPeerTerminateTest {
             s.peer.closeGracefully();
             s.expectServerDown(null, 900, 901);
             assertNull(s.served.qp.terminateReceived());
+            assertNull(s.served.qp.connectionError(), "a graceful close is no error");
         }
     }
 
@@ -531,6 +532,10 @@ class RawPeerTerminateTest {
             s.peer.reset();
             s.expectServerDown(null, 900, 901);
             assertNull(s.served.qp.terminateReceived());
+            // The reset is what ended the connection, and the queue pair says so.
+            Throwable error = s.served.qp.connectionError();
+            assertNotNull(error, "the reset is the connection's error");
+            assertTrue(String.valueOf(error.getMessage()).toLowerCase().contains("reset"), error.toString());
         }
     }
 

@@ -47,6 +47,33 @@ class RnicQueueTest {
         }
     }
 
+    /**
+     * A completion listener that throws is the application's bug, not the connection's: it is
+     * reported to the event loop's uncaught exception handler, and the Sends after it are placed and
+     * completed on the same connection.
+     */
+    @Test
+    void aCompletionListenerThatThrowsLeavesTheConnectionUp() throws Exception {
+        try (RnicPair pair = new RnicPair(MPA, 1 << 16, (config, server) -> config)) {
+            CountDownLatch received = new CountDownLatch(3);
+            AtomicInteger thrown = new AtomicInteger();
+            pair.serverCq.onCompletion(wc -> {
+                received.countDown();
+                if (thrown.getAndIncrement() == 0) {
+                    throw new IllegalStateException("the application's listener fails on purpose");
+                }
+            });
+            for (int i = 0; i < 3; i++) {
+                pair.server.postReceive(new ReceiveWorkRequest(i, new Sge(pair.serverRegion, i * 64L, 64)));
+                pair.client.postSend(SendWorkRequest.send(10 + i, new Sge(pair.clientRegion, 0, 64)));
+                assertEquals(WcStatus.SUCCESS, RnicOperationsTest.take(pair.clientCq).status(), "Send " + i);
+            }
+            assertTrue(received.await(10, TimeUnit.SECONDS), "receives completed: " + (3 - received.getCount()));
+            assertEquals(QpState.RTS, pair.server.state());
+            assertEquals(QpState.RTS, pair.client.state());
+        }
+    }
+
     @Test
     void thousandsOfOutstandingWorkRequestsCompleteInOrder() throws Exception {
         int count = 4000;

@@ -125,6 +125,9 @@ public final class RpingClient {
         if (qp.terminateSent() != null) {
             return "; jiwarp sent a Terminate: " + qp.terminateSent().describe();
         }
+        if (qp.connectionError() != null) {
+            return "; the connection failed: " + org.jiwarp.cli.Failures.describe(qp.connectionError());
+        }
         return "";
     }
 

@@ -194,7 +194,10 @@ public final class RpingServer implements AutoCloseable {
             if (qp.terminateSent() != null) {
                 return "; jiwarp sent it a Terminate: " + qp.terminateSent().describe();
             }
-            return "";
+            if (qp.connectionError() != null) {
+            return "; the connection failed: " + org.jiwarp.cli.Failures.describe(qp.connectionError());
+        }
+        return "";
         }
 
         private void deregister() {
