@@ -2,13 +2,13 @@ package org.jiwarp.rnic;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.internal.logging.InternalLogger;
 import io.netty.util.internal.logging.InternalLoggerFactory;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.mpa.FirstFpduGate;
 
 /**
  * How a queue pair's TCP connection (the LLP stream) is closed, short of an abortive close: after a
@@ -20,39 +20,66 @@ final class LlpClose {
 
     private static final InternalLogger LOG = InternalLoggerFactory.getInstance(LlpClose.class);
 
-    /** How long the Terminate's sender reads (and discards) after its half-close before it closes. */
-    private static final long TERMINATE_LINGER_SECONDS = 1;
+    /** How long an end that half-closed reads on, waiting for the peer's close, before it closes. */
+    private static final long LINGER_SECONDS = 1;
 
     private LlpClose() {
     }
 
     /**
-     * Half-closes after a Terminate and reads (discarding) until the peer closes too, or a second
-     * passes: closing at once could reset the connection under the peer's own writes and lose the
-     * Terminate before the peer has read it.
+     * Half-closes after a Terminate (RFC 5040 section 5.6: the stream ends once the Terminate is out;
+     * the Terminate is the last thing written, so it is on its way when this is called).
      */
     static void afterTerminate(ChannelHandlerContext ctx) {
-        Channel channel = ctx.channel();
-        if (channel instanceof DuplexChannel && channel.isActive()) {
-            ((DuplexChannel) channel).shutdownOutput();
-            ctx.executor().schedule(() -> ctx.close(), TERMINATE_LINGER_SECONDS, TimeUnit.SECONDS);
-        } else {
-            ctx.close();
-        }
+        halfCloseAndLinger(ctx);
     }
 
     /**
-     * Closes once everything written before has gone to TCP: an empty write at the head of the
-     * pipeline (below the FPDU framer, so nothing goes on the wire) completes then. A connection
-     * that is already gone has nothing left to send (and may have no handlers left).
+     * The user's graceful disconnect: {@code coverIssued} accounts for the work issued so far, then,
+     * once everything written before has gone to TCP (an empty write at the head of the pipeline,
+     * below the FPDU framer, completes then), the connection half-closes. A responder still holding
+     * its ULPDUs until the initiator's first FPDU (RFC 5044 section 7.1.2) does all this once they
+     * are written, and closes if that FPDU has not come within a second. A connection that is
+     * already gone has nothing left to send (and may have no handlers left).
      */
-    static void onceWritten(ChannelHandlerContext ctx) {
-        ChannelHandlerContext first = ctx.pipeline().firstContext();
-        if (first == null || !ctx.channel().isActive()) {
+    static void onceWritten(ChannelHandlerContext ctx, Runnable coverIssued) {
+        if (!ctx.channel().isActive() || ctx.pipeline().firstContext() == null) {
             ctx.channel().close();
             return;
         }
-        first.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        if (FirstFpduGate.isHolding(ctx.pipeline())) {
+            ctx.executor().schedule(() -> {
+                if (FirstFpduGate.isHolding(ctx.pipeline())) {
+                    ctx.close();
+                }
+            }, LINGER_SECONDS, TimeUnit.SECONDS);
+        }
+        FirstFpduGate.whenOpen(ctx.pipeline(), () -> {
+            coverIssued.run();
+            ctx.pipeline().firstContext().writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(written -> {
+                if (written.isSuccess()) {
+                    halfCloseAndLinger(ctx);
+                } else {
+                    ctx.close();
+                }
+            });
+        });
+    }
+
+    /**
+     * Sends FIN and reads on until the peer closes too (the channel then closes by itself), or a
+     * second passes. Closing at once would reset the connection whenever the peer's last octets
+     * were still unread, and a reset may discard what this end sent last before the peer has read
+     * it (the Terminate, or the last message of a graceful close).
+     */
+    private static void halfCloseAndLinger(ChannelHandlerContext ctx) {
+        Channel channel = ctx.channel();
+        if (channel instanceof DuplexChannel && channel.isActive()) {
+            ((DuplexChannel) channel).shutdownOutput();
+            ctx.executor().schedule(() -> ctx.close(), LINGER_SECONDS, TimeUnit.SECONDS);
+        } else {
+            ctx.close();
+        }
     }
 
     /**

@@ -396,7 +396,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         if (!state.apply(QpEvent.MODIFY_TO_CLOSING).accepted()) {
             return;
         }
-        LlpClose.onceWritten(ctx);
+        LlpClose.onceWritten(ctx, sendQueue::flushed);
     }
 
     /** The user's abortive close, or a fatal error of the queue pair: straight to ERROR. */

@@ -297,7 +297,11 @@ public final class QueuePair {
         }
     }
 
-    /** Disconnects gracefully (modify to CLOSING): no new work, then the connection closes and the QP goes to ERROR. */
+    /**
+     * Disconnects gracefully (modify to CLOSING): no new work; once everything issued has gone to TCP
+     * this end half-closes, and the queue pair goes to ERROR when the peer has closed too (a second
+     * at most). The close never resets the connection under octets the peer has not read.
+     */
     public CompletableFuture<QueuePair> disconnect() {
         QpConnection c = connection;
         if (c == null) {

@@ -9,6 +9,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import java.util.ArrayDeque;
+import org.jiwarp.mpa.FirstFpduGate;
 import org.jiwarp.rdmap.OutboundReads;
 import org.jiwarp.rdmap.RdmapTransmitter;
 import org.jiwarp.wire.ddp.DdpHeaders;
@@ -61,6 +62,8 @@ final class SendQueue implements ChannelFutureListener {
     private long covered;
     /** Inside {@link #flushed}, and whether it was asked again meanwhile. */
     private boolean inFlushed;
+    /** Set once the MPA responder's first-FPDU gate has gone (it never comes back). */
+    private boolean released;
     private boolean flushedAgain;
 
     SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
@@ -144,7 +147,7 @@ final class SendQueue implements ChannelFutureListener {
     }
 
     private void coverIssued() {
-        if (issued <= covered) {
+        if (issued <= covered || held()) {
             return;
         }
         long upTo = issued;
@@ -161,6 +164,18 @@ final class SendQueue implements ChannelFutureListener {
             return;
         }
         await(upTo, first.writeAndFlush(Unpooled.EMPTY_BUFFER));
+    }
+
+    /**
+     * Whether the MPA responder still holds what was issued (RFC 5044 section 7.1.2): then it is not
+     * in the channel yet and completes after the initiator's first FPDU, at the flush that follows.
+     */
+    private boolean held() {
+        if (released) {
+            return false;
+        }
+        released = !FirstFpduGate.isHolding(ctx.pipeline());
+        return !released;
     }
 
     private void issue(SendSlot slot) {

@@ -74,6 +74,73 @@ class RnicQueueTest {
         }
     }
 
+    /**
+     * A graceful disconnect while the peer is still sending: the disconnecting end's last Send
+     * arrives, and the peer sees its connection end in an orderly close, never a reset (a close with
+     * the peer's octets still unread resets the connection, and a reset may discard the last Send
+     * before the peer has read it).
+     */
+    @Test
+    void aGracefulDisconnectUnderThePeersTrafficEndsInACloseNotAReset() throws Exception {
+        int size = 65536;
+        int writes = 16;
+        try (RnicPair pair = new RnicPair(MPA, 2 * size, (config, server) -> config.sendDepth(writes + 1))) {
+            pair.client.postReceive(new ReceiveWorkRequest(1, new Sge(pair.clientRegion, size, 64)));
+            // 1 MiB of Writes on their way to the server while it says goodbye.
+            for (int i = 0; i < writes; i++) {
+                pair.client.postSend(SendWorkRequest.write(100 + i, pair.serverRegion.address(),
+                        pair.serverRegion.rkey(), new Sge(pair.clientRegion, 0, size)).unsignaled());
+            }
+            RnicOperationsTest.fill(pair.serverRegion.buffer(), size, 64, 7);
+            pair.server.postSend(SendWorkRequest.send(2, new Sge(pair.serverRegion, size, 64)));
+            pair.server.disconnect();
+            WorkCompletion sent = RnicOperationsTest.take(pair.serverCq);
+            assertEquals(WcStatus.SUCCESS, sent.status(), sent.toString());
+            WorkCompletion last = RnicOperationsTest.take(pair.clientCq);
+            assertEquals(WcOpcode.RECEIVE, last.opcode(), last + "; the client's connection error: "
+                    + pair.client.connectionError());
+            assertEquals(WcStatus.SUCCESS, last.status(), last.toString());
+            pair.client.closeFuture().get(10, TimeUnit.SECONDS);
+            pair.server.closeFuture().get(10, TimeUnit.SECONDS);
+            assertEquals(null, pair.client.connectionError(), "the client's connection was reset");
+            assertEquals(null, pair.client.terminateReceived());
+        }
+    }
+
+    /**
+     * RFC 5044 section 7.1.2: the responder sends no FPDU before the initiator's first. A Send the
+     * responder posts first is held, and is not reported sent until it has gone: after the
+     * initiator's first FPDU it completes and arrives; a disconnect before that ends it in flush
+     * error (it never went), not in success.
+     */
+    @Test
+    void aRespondersSendBeforeTheInitiatorsFirstFpduCompletesOnlyOnceItHasGone() throws Exception {
+        try (RnicPair pair = new RnicPair(MPA, 1 << 16, (config, server) -> config)) {
+            pair.client.postReceive(new ReceiveWorkRequest(1, new Sge(pair.clientRegion, 0, 64)));
+            pair.server.postSend(SendWorkRequest.send(2, new Sge(pair.serverRegion, 0, 64)));
+            assertEquals(null, pair.serverCq.take(300, TimeUnit.MILLISECONDS), "completed while held");
+            // The initiator's first FPDU opens the gate.
+            pair.client.postSend(SendWorkRequest.write(3, pair.serverRegion.address() + 4096, pair.serverRegion.rkey(),
+                    new Sge(pair.clientRegion, 4096, 8)));
+            assertEquals(WcStatus.SUCCESS, RnicOperationsTest.take(pair.serverCq).status());
+            WorkCompletion write = RnicOperationsTest.take(pair.clientCq);
+            WorkCompletion receive = RnicOperationsTest.take(pair.clientCq);
+            if (write.opcode() == WcOpcode.RECEIVE) {
+                receive = write;
+            }
+            assertEquals(WcOpcode.RECEIVE, receive.opcode(), receive.toString());
+            assertEquals(WcStatus.SUCCESS, receive.status(), receive.toString());
+        }
+        try (RnicPair pair = new RnicPair(MPA, 1 << 16, (config, server) -> config)) {
+            pair.client.postReceive(new ReceiveWorkRequest(1, new Sge(pair.clientRegion, 0, 64)));
+            pair.server.postSend(SendWorkRequest.send(2, new Sge(pair.serverRegion, 0, 64)));
+            pair.server.disconnect().get(10, TimeUnit.SECONDS);
+            WorkCompletion held = RnicOperationsTest.take(pair.serverCq);
+            assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, held.status(), held.toString());
+            assertEquals(WcStatus.WORK_REQUEST_FLUSH_ERROR, RnicOperationsTest.take(pair.clientCq).status());
+        }
+    }
+
     @Test
     void thousandsOfOutstandingWorkRequestsCompleteInOrder() throws Exception {
         int count = 4000;
