@@ -1,7 +1,7 @@
 package org.jiwarp.rnic;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.DuplexChannel;
@@ -42,11 +42,11 @@ final class LlpClose {
      * that is already gone has nothing left to send (and may have no handlers left).
      */
     static void onceWritten(ChannelHandlerContext ctx) {
-        ChannelHandlerContext first = ctx.pipeline().firstContext();
-        if (first == null || !ctx.channel().isActive()) {
+        ChannelFuture atHead = ctx.channel().isActive() ? OctetsToTcp.writeEmptyAtHead(ctx.pipeline()) : null;
+        if (atHead == null) {
             ctx.channel().close();
             return;
         }
-        first.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        atHead.addListener(ChannelFutureListener.CLOSE);
     }
 }

@@ -2,7 +2,6 @@ package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -155,12 +154,12 @@ final class SendQueue implements ChannelFutureListener {
             written(upTo, true);
             return;
         }
-        ChannelHandlerContext first = ctx.pipeline().firstContext();
-        if (first == null) {
+        ChannelFuture atHead = OctetsToTcp.writeEmptyAtHead(ctx.pipeline());
+        if (atHead == null) {
             written(upTo, false);
             return;
         }
-        await(upTo, first.writeAndFlush(Unpooled.EMPTY_BUFFER));
+        await(upTo, atHead);
     }
 
     private void issue(SendSlot slot) {
