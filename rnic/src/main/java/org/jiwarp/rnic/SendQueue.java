@@ -406,9 +406,9 @@ final class SendQueue implements ChannelFutureListener {
         slot.done = true;
         slot.status = status;
         slot.error = error;
-        if (status == WcStatus.SUCCESS) {
-            // Unsignaled Writes and Sends issued before it have reached TCP too (the stream is in
-            // order); an unsignaled Read retires with its own response, or with a later Read's.
+        // Unsignaled Writes and Sends issued before it have reached TCP too (the stream is in order); an
+        // unsignaled Read retires with its own response, or with a later Read's. The head has none (no iterator).
+        if (status == WcStatus.SUCCESS && posted.peekFirst() != slot) {
             boolean read = slot.opcode.awaitsResponse();
             for (SendSlot earlier : posted) {
                 if (earlier == slot) {
