@@ -51,6 +51,26 @@ class InboundReadsTest {
         assertEquals(0, reads.retire(1_000));
     }
 
+    /** Entries are freed oldest first (responses go out in request order): a later one never before an earlier one. */
+    @Test
+    void requestsAreAnsweredInArrivalOrder() {
+        InboundReads reads = new InboundReads(8);
+        for (int i = 1; i <= 8; i++) {
+            reads.accept(i * 100L);
+        }
+        for (int i = 1; i <= 8; i++) {
+            assertEquals(0, reads.retire(i * 100L - 1), "entry " + i + " is held until its own position");
+            assertEquals(1, reads.retire(i * 100L), "entry " + i + " alone");
+            assertEquals(8 - i + Math.min(i - 1, 4), reads.size(), "the later ones still held");
+            if (i <= 4) {
+                reads.accept(1_000 + i * 100L);
+            }
+        }
+        assertEquals(4, reads.size());
+        assertEquals(4, reads.retire(1_400));
+        assertTrue(reads.isEmpty());
+    }
+
     @Test
     void theRingGrowsToALargeIrdAndWrapsInOrder() {
         InboundReads reads = new InboundReads(100);
