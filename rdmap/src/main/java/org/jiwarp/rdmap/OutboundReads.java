@@ -1,6 +1,7 @@
 package org.jiwarp.rdmap;
 
-import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateException;
 
@@ -13,26 +14,32 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * requested size), and an Atomic Response answers it when that is an Atomic Request with the same
  * Request Identifier.
  *
+ * <p>The records sit in a ring that starts small and doubles up to the ORD; each is filled in place
+ * for the next request once its own has been answered, so nothing is allocated per Read in steady
+ * state. A record returned by {@link #response} or {@link #atomicResponse} is therefore valid only
+ * until the next {@link #sent} or {@link #sentAtomic}.
+ *
  * <p>Used on one event loop; not thread-safe.
  */
 public final class OutboundReads {
 
-    /** One outstanding Read Request. */
+    /** One outstanding Read Request or Atomic Request (a record of the ring, reused). */
     public static final class Outstanding {
-        final Object context;
-        final int sinkStag;
-        final long sinkTaggedOffset;
-        final long length;
+        Object context;
+        int sinkStag;
+        long sinkTaggedOffset;
+        long length;
         /** RFC 7306: an Atomic Request's identifier, or -1 for a Read (identifiers are unsigned 32-bit). */
-        final long requestIdentifier;
+        long requestIdentifier;
         long received;
 
-        Outstanding(Object context, int sinkStag, long sinkTaggedOffset, long length, long requestIdentifier) {
+        void fill(Object context, int sinkStag, long sinkTaggedOffset, long length, long requestIdentifier) {
             this.context = context;
             this.sinkStag = sinkStag;
             this.sinkTaggedOffset = sinkTaggedOffset;
             this.length = length;
             this.requestIdentifier = requestIdentifier;
+            this.received = 0;
         }
 
         boolean atomic() {
@@ -49,8 +56,13 @@ public final class OutboundReads {
         }
     }
 
+    private static final int FIRST_CAPACITY = 8;
+
     private final int ord;
-    private final ArrayDeque<Outstanding> outstanding = new ArrayDeque<>();
+    /** The records, oldest outstanding at {@link #head}; a power of two long, filled as first needed. */
+    private Outstanding[] ring = new Outstanding[FIRST_CAPACITY];
+    private int head;
+    private int size;
 
     public OutboundReads(int ord) {
         this.ord = ord;
@@ -63,11 +75,11 @@ public final class OutboundReads {
 
     /** {@code true} when another Read Request may be sent without exceeding the ORD. */
     public boolean hasCredit() {
-        return outstanding.size() < ord;
+        return size < ord;
     }
 
     public int outstanding() {
-        return outstanding.size();
+        return size;
     }
 
     /** Records a Read Request about to be sent; the caller checked {@link #hasCredit()}. */
@@ -75,7 +87,7 @@ public final class OutboundReads {
         if (!hasCredit()) {
             throw new IllegalStateException("ORD " + ord + " exhausted");
         }
-        outstanding.addLast(new Outstanding(context, sinkStag, sinkTaggedOffset, length, -1));
+        next().fill(context, sinkStag, sinkTaggedOffset, length, -1);
     }
 
     /** Records an Atomic Request about to be sent (it takes ORD credit as a Read does). */
@@ -83,7 +95,7 @@ public final class OutboundReads {
         if (!hasCredit()) {
             throw new IllegalStateException("ORD " + ord + " exhausted");
         }
-        outstanding.addLast(new Outstanding(context, 0, 0, Long.BYTES, requestIdentifier & 0xFFFF_FFFFL));
+        next().fill(context, 0, 0, Long.BYTES, requestIdentifier & 0xFFFF_FFFFL);
     }
 
     /**
@@ -94,7 +106,7 @@ public final class OutboundReads {
      *     outstanding request is not an Atomic Request with this identifier
      */
     public Outstanding atomicResponse(int originalRequestIdentifier) {
-        Outstanding head = outstanding.peekFirst();
+        Outstanding head = oldest();
         long id = originalRequestIdentifier & 0xFFFF_FFFFL;
         // RFC 7306 section 5.4: Atomic Responses come in request order, naming their request.
         if (head == null || !head.atomic() || head.requestIdentifier != id) {
@@ -103,7 +115,7 @@ public final class OutboundReads {
                             ? " while request " + head.requestIdentifier + " is the oldest"
                             : " while a Read is the oldest outstanding request"));
         }
-        return outstanding.pollFirst();
+        return removeOldest();
     }
 
     /**
@@ -114,7 +126,7 @@ public final class OutboundReads {
      *     outstanding, or when the segment's STag, offset or length does not continue the oldest one
      */
     public Outstanding response(int stag, long taggedOffset, int length, boolean last) {
-        Outstanding head = outstanding.peekFirst();
+        Outstanding head = oldest();
         // RFC 5040 section 4.5: a Read Response answers the oldest outstanding Read Request.
         if (head == null || head.atomic()) {
             throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, head == null
@@ -135,16 +147,44 @@ public final class OutboundReads {
             throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, "Read Response ended after "
                     + head.received + " of " + head.length + " octets");
         }
-        return outstanding.pollFirst();
+        return removeOldest();
     }
 
     /** Removes every outstanding request, oldest first (to complete them in flush error). */
-    public java.util.List<Object> flush() {
-        java.util.List<Object> contexts = new java.util.ArrayList<>(outstanding.size());
-        for (Outstanding o : outstanding) {
-            contexts.add(o.context);
+    public List<Object> flush() {
+        List<Object> contexts = new ArrayList<>(size);
+        while (size > 0) {
+            contexts.add(removeOldest().context);
         }
-        outstanding.clear();
         return contexts;
+    }
+
+    private Outstanding oldest() {
+        return size == 0 ? null : ring[head];
+    }
+
+    private Outstanding removeOldest() {
+        Outstanding oldest = ring[head];
+        head = (head + 1) & (ring.length - 1);
+        size--;
+        return oldest;
+    }
+
+    /** The record for a request about to be sent, at the ring's tail (the ring grows when full). */
+    private Outstanding next() {
+        if (size == ring.length) {
+            Outstanding[] bigger = new Outstanding[ring.length * 2];
+            for (int i = 0; i < size; i++) {
+                bigger[i] = ring[(head + i) & (ring.length - 1)];
+            }
+            ring = bigger;
+            head = 0;
+        }
+        int tail = (head + size) & (ring.length - 1);
+        if (ring[tail] == null) {
+            ring[tail] = new Outstanding();
+        }
+        size++;
+        return ring[tail];
     }
 }

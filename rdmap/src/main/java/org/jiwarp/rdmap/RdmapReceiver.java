@@ -52,10 +52,15 @@ public final class RdmapReceiver {
     private final RdmapListener listener;
     /** RFC 7306 section 5.4: Atomic Responses on queue 3, one 12-octet segment each, in MSN order. */
     private final SingleSegmentQueue atomicResponses = new SingleSegmentQueue(1, AtomicResponseHeader.LENGTH);
-    /** The tagged segment being streamed: its target, where its next piece goes, and the Read it completes. */
+    /**
+     * The tagged segment being streamed: its target, where its next piece goes, and whether it
+     * completes a Read, with that Read's context (kept apart from its record, which the requester
+     * reuses for the next Read once this one has been matched).
+     */
     private TaggedBuffer streamSink;
     private long streamOffset;
-    private OutboundReads.Outstanding streamCompletes;
+    private boolean streamCompletes;
+    private Object streamCompletesContext;
     /** The Send being streamed into a posted receive, or {@code null}: its opcode, L flag and Invalidate STag. */
     private RdmapOpcode streamSend;
     private boolean streamLast;
@@ -175,10 +180,13 @@ public final class RdmapReceiver {
         int length = segmentLength - headerLength;
         if (opcode == RdmapOpcode.RDMA_WRITE) {
             streamSink = sink(stag, taggedOffset, length, Access.REMOTE_WRITE);
-            streamCompletes = null;
+            streamCompletes = false;
         } else {
             // RFC 5040 section 4.5: the Read Response continues the oldest outstanding Read.
-            streamCompletes = outboundReads.response(stag, taggedOffset, length, DdpHeaders.last(header, at));
+            OutboundReads.Outstanding completes = outboundReads.response(stag, taggedOffset, length,
+                    DdpHeaders.last(header, at));
+            streamCompletes = completes != null;
+            streamCompletesContext = completes == null ? null : completes.context();
             streamSink = sink(stag, taggedOffset, length, Access.LOCAL_WRITE);
         }
         streamOffset = taggedOffset;
@@ -222,11 +230,13 @@ public final class RdmapReceiver {
             sendPlaced(receives.end(streamLast), send, streamInvalidate);
             return;
         }
-        OutboundReads.Outstanding completed = streamCompletes;
+        boolean completes = streamCompletes;
+        Object context = streamCompletesContext;
         streamSink = null;
-        streamCompletes = null;
-        if (completed != null) {
-            listener.readCompleted(completed.context());
+        streamCompletes = false;
+        streamCompletesContext = null;
+        if (completes) {
+            listener.readCompleted(context);
         }
     }
 

@@ -107,14 +107,19 @@ public final class RdmapTransmitter implements Consumer<Object> {
         out.write(request);
     }
 
-    /** An Atomic Response (RFC 7306 section 5.2.2) on queue 3; the future completes when it has gone to TCP. */
-    public ChannelFuture atomicResponse(int originalRequestIdentifier, long originalRemoteDataValue) {
+    /**
+     * An Atomic Response (RFC 7306 section 5.2.2) on queue 3.
+     *
+     * @return the output's position after it: it has gone to TCP once {@link #sent()} reaches that
+     */
+    public long atomicResponse(int originalRequestIdentifier, long originalRemoteDataValue) {
         ByteBuf response = DdpSegmenter.flat(out.alloc(), DdpHeaders.UNTAGGED_HEADER_LENGTH
                 + AtomicResponseHeader.LENGTH);
         DdpHeaders.writeUntagged(response, true, RdmapHeaders.controlByte(RdmapOpcode.ATOMIC_RESPONSE), 0,
                 DdpHeaders.QN_ATOMIC_RESPONSE, atomicResponseMsn++, 0);
         AtomicResponseHeader.write(response, originalRequestIdentifier, originalRemoteDataValue);
-        return out.writeLast(response);
+        out.write(response);
+        return out.written();
     }
 
     /** An RDMA Read Request (RFC 5040 section 4.4) on queue 1: one segment, nobody waits for it. */
@@ -126,11 +131,21 @@ public final class RdmapTransmitter implements Consumer<Object> {
         out.write(request);
     }
 
-    /** An RDMA Read Response (RFC 5040 section 4.5); the future completes when it has gone to TCP. */
-    public ChannelFuture readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length) {
+    /**
+     * An RDMA Read Response (RFC 5040 section 4.5), written whole.
+     *
+     * @return the output's position after its last segment: it has gone to TCP once {@link #sent()} reaches that
+     */
+    public long readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length) {
         DdpSegmenter.segmentTagged(out.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE), sinkStag,
                 sinkTaggedOffset, source, index, length, mulpdu, inlineThreshold, this);
-        return endMessage(true);
+        endMessage(false);
+        return out.written();
+    }
+
+    /** The output's position up to which everything written has gone to TCP ({@link SegmentOutput#sent()}). */
+    public long sent() {
+        return out.sent();
     }
 
     /**

@@ -2,7 +2,6 @@ package org.jiwarp.rdmap;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import org.jiwarp.ddp.SingleSegmentQueue;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.TaggedBuffer;
@@ -27,9 +26,6 @@ import org.jiwarp.wire.rdmap.ReadRequestHeader;
  */
 public final class ReadResponder {
 
-    /** The IRD entry of an Atomic Request or a zero-length Read Request (it keeps no source). */
-    private static final Object NO_SOURCE = new Object();
-
     private final StagTable stags;
     private final int pd;
     private final int stream;
@@ -37,11 +33,10 @@ public final class ReadResponder {
     private final AtomicResponder atomics;
     private final SingleSegmentQueue queue;
     /**
-     * The IRD entries in use: the source of each Read Request accepted and not yet fully answered,
-     * or {@link #NO_SOURCE} for an Atomic Request or a zero-length Read whose response has not reached TCP.
+     * The IRD entries in use: each Read or Atomic Request accepted whose response has not all gone to
+     * TCP, held as the output's position after that response (no future per response).
      */
-    private final InboundReads<Object> inbound;
-    private final ChannelFutureListener responseWritten;
+    private final InboundReads inbound;
 
     /**
      * @param ird            the Read Requests this end accepts at once
@@ -59,8 +54,7 @@ public final class ReadResponder {
         this.transmitter = transmitter;
         this.atomics = new AtomicResponder(stags, pd, stream);
         this.queue = new SingleSegmentQueue(firstMsn, ReadRequestHeader.LENGTH);
-        this.inbound = new InboundReads<>(Math.max(ird, 0));
-        this.responseWritten = future -> inbound.finishCurrent();
+        this.inbound = new InboundReads(Math.max(ird, 0));
     }
 
     /**
@@ -72,7 +66,7 @@ public final class ReadResponder {
      */
     public void receive(ByteBuf ulpdu, long msn, long mo, boolean last, int payload, int payloadLength) {
         // IRD first (a DDP queue 1 "no buffer"), then the source STag (RDMAP remote protection).
-        queue.accept(msn, mo, last, payloadLength, inbound.hasRoom());
+        queue.accept(msn, mo, last, payloadLength, hasRoom());
         long size = ReadRequestHeader.readSize(ulpdu, payload);
         int sourceStag = ReadRequestHeader.sourceStag(ulpdu, payload);
         long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, payload);
@@ -80,18 +74,15 @@ public final class ReadResponder {
             // RFC 5040 section 5.2.1: the Data Source of a zero-length Read is not validated (section
             // 7.2 checks the source "For non-zero length RDMA Read Request Messages"); its answer is
             // a zero-length Read Response to the sink.
-            inbound.accept(NO_SOURCE);
-            transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
-                    ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), Unpooled.EMPTY_BUFFER, 0, 0)
-                    .addListener(responseWritten);
+            inbound.accept(transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
+                    ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), Unpooled.EMPTY_BUFFER, 0, 0));
             return;
         }
         TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd, stream);
-        inbound.accept(source);
         // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP.
-        transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
+        inbound.accept(transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
                 ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), source.memory(),
-                (int) (sourceOffset - source.baseTaggedOffset()), (int) size).addListener(responseWritten);
+                (int) (sourceOffset - source.baseTaggedOffset()), (int) size));
     }
 
     /**
@@ -103,16 +94,30 @@ public final class ReadResponder {
      */
     public void receiveAtomic(ByteBuf ulpdu, long msn, long mo, boolean last, int payload, int payloadLength) {
         // RFC 7306 section 5.4: an Atomic Request takes an IRD entry as a Read Request does.
-        queue.accept(msn, mo, last, payloadLength, AtomicRequestHeader.LENGTH, inbound.hasRoom());
+        queue.accept(msn, mo, last, payloadLength, AtomicRequestHeader.LENGTH, hasRoom());
         long original = atomics.execute(ulpdu, payload);
-        inbound.accept(NO_SOURCE);
-        transmitter.atomicResponse(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original)
-                .addListener(responseWritten);
+        inbound.accept(transmitter.atomicResponse(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original));
     }
 
-    /** Read and Atomic Requests accepted and not yet fully answered. */
+    /**
+     * Frees the IRD entries whose responses have all gone to TCP. Called before each check of the
+     * IRD and after each flush, so an entry is free exactly when it was with a future per response.
+     */
+    public void retireSent() {
+        if (!inbound.isEmpty()) {
+            inbound.retire(transmitter.sent());
+        }
+    }
+
+    /** Read and Atomic Requests accepted whose responses have not all gone to TCP. */
     public int outstanding() {
+        retireSent();
         return inbound.size();
+    }
+
+    private boolean hasRoom() {
+        retireSent();
+        return inbound.hasRoom();
     }
 
     /** Drops every unanswered request (the stream is going down). */

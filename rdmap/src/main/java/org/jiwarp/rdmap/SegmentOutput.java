@@ -10,6 +10,12 @@ import io.netty.channel.ChannelFuture;
  * connection flushes once per batch of posted work or of inbound ULPDUs.
  *
  * <p>A segment is a {@code ByteBuf} or an {@code UlpduParts}; it belongs to the output once passed.
+ *
+ * <p>Responses nobody waits for individually (Read Responses, Atomic Responses) are tracked by
+ * position instead of by future: {@link #written()} counts up as segments are written, and
+ * {@link #sent()} follows it as TCP takes them. A segment has gone to TCP once {@code sent()}
+ * reaches the {@code written()} read right after writing it. Each segment must reach the count
+ * during its {@code write}, not later at a flush.
  */
 public interface SegmentOutput {
 
@@ -20,4 +26,10 @@ public interface SegmentOutput {
 
     /** Writes a message's last segment; the future completes once it has gone to TCP. */
     ChannelFuture writeLast(Object segment);
+
+    /** The position after everything written so far: a running count of this output's octets. */
+    long written();
+
+    /** The position up to which everything written has gone to TCP; at most {@link #written()}. */
+    long sent();
 }

@@ -2,7 +2,6 @@ package org.jiwarp.rdmap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,67 +9,99 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link InboundReads}: at most IRD Read Requests at once (RFC 5040 section 5.2), refused beyond
- * it as siw refuses them, and answered in arrival order.
+ * it as siw refuses them, and freed in arrival order once the output has sent past each one's
+ * response.
  */
 class InboundReadsTest {
 
     @Test
     void aRequestBeyondTheIrdHasNoBuffer() {
-        InboundReads<String> reads = new InboundReads<>(2);
+        InboundReads reads = new InboundReads(2);
         assertEquals(2, reads.ird());
-        reads.accept("a");
-        reads.accept("b");
+        reads.accept(100);
+        reads.accept(200);
         assertFalse(reads.hasRoom());
-        assertThrows(IllegalStateException.class, () -> reads.accept("c"));
+        assertThrows(IllegalStateException.class, () -> reads.accept(300));
         assertEquals(2, reads.size(), "a refused request is not queued");
-        // Finishing one frees its place.
-        assertEquals("a", reads.finishCurrent());
-        reads.accept("c");
+        // Sending the first response frees its place.
+        assertEquals(1, reads.retire(100));
+        reads.accept(300);
         assertEquals(2, reads.size());
     }
 
     @Test
     void anIrdOfZeroRefusesEveryRequest() {
-        InboundReads<String> reads = new InboundReads<>(0);
+        InboundReads reads = new InboundReads(0);
         assertFalse(reads.hasRoom());
-        assertThrows(IllegalStateException.class, () -> reads.accept("a"));
+        assertThrows(IllegalStateException.class, () -> reads.accept(1));
         assertTrue(reads.isEmpty());
     }
 
     @Test
+    void anEntryIsFreedExactlyWhenItsResponseHasBeenSent() {
+        InboundReads reads = new InboundReads(4);
+        reads.accept(100);
+        reads.accept(250);
+        reads.accept(250);
+        assertEquals(0, reads.retire(99), "one octet of the first response still unsent");
+        assertEquals(1, reads.retire(100));
+        assertEquals(0, reads.retire(249));
+        assertEquals(2, reads.retire(250), "two responses ending at the same position");
+        assertTrue(reads.isEmpty());
+        assertEquals(0, reads.retire(1_000));
+    }
+
+    /** Entries are freed oldest first (responses go out in request order): a later one never before an earlier one. */
+    @Test
     void requestsAreAnsweredInArrivalOrder() {
-        InboundReads<Integer> reads = new InboundReads<>(8);
-        assertNull(reads.current());
-        assertNull(reads.finishCurrent());
-        for (int i = 0; i < 8; i++) {
-            reads.accept(i);
+        InboundReads reads = new InboundReads(8);
+        for (int i = 1; i <= 8; i++) {
+            reads.accept(i * 100L);
         }
-        for (int i = 0; i < 8; i++) {
-            assertEquals(i, reads.current(), "current is the oldest");
-            assertEquals(i, reads.current(), "current does not remove");
-            assertEquals(i, reads.finishCurrent());
-            if (i < 4) {
-                reads.accept(100 + i);
+        for (int i = 1; i <= 8; i++) {
+            assertEquals(0, reads.retire(i * 100L - 1), "entry " + i + " is held until its own position");
+            assertEquals(1, reads.retire(i * 100L), "entry " + i + " alone");
+            assertEquals(8 - i + Math.min(i - 1, 4), reads.size(), "the later ones still held");
+            if (i <= 4) {
+                reads.accept(1_000 + i * 100L);
             }
         }
-        for (int i = 0; i < 4; i++) {
-            assertEquals(100 + i, reads.finishCurrent());
-        }
+        assertEquals(4, reads.size());
+        assertEquals(4, reads.retire(1_400));
         assertTrue(reads.isEmpty());
-        assertNull(reads.current());
+    }
+
+    @Test
+    void theRingGrowsToALargeIrdAndWrapsInOrder() {
+        InboundReads reads = new InboundReads(100);
+        long position = 0;
+        long retired = 0;
+        for (int round = 0; round < 5; round++) {
+            while (reads.hasRoom()) {
+                reads.accept(position += 10);
+            }
+            assertEquals(100, reads.size());
+            // Free about a third, in order: exactly the entries at or below the position sent.
+            long sent = retired + 330;
+            assertEquals(33, reads.retire(sent));
+            retired += 330;
+        }
+        assertEquals(67, reads.size());
+        assertEquals(67, reads.retire(Long.MAX_VALUE));
     }
 
     @Test
     void clearDropsEverything() {
-        InboundReads<String> reads = new InboundReads<>(2);
-        reads.accept("a");
-        reads.accept("b");
+        InboundReads reads = new InboundReads(2);
+        reads.accept(1);
+        reads.accept(2);
         reads.clear();
         assertTrue(reads.isEmpty());
         assertEquals(0, reads.size());
-        reads.accept("c");
-        reads.accept("d");
+        reads.accept(3);
+        reads.accept(4);
         assertFalse(reads.isEmpty());
-        assertEquals("c", reads.current());
+        assertEquals(0, reads.retire(2), "the cleared entries are gone");
+        assertEquals(2, reads.retire(4));
     }
 }

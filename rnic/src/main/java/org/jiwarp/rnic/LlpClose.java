@@ -1,7 +1,7 @@
 package org.jiwarp.rnic;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.internal.logging.InternalLogger;
@@ -56,7 +56,12 @@ final class LlpClose {
         }
         FirstFpduGate.whenOpen(ctx.pipeline(), () -> {
             coverIssued.run();
-            ctx.pipeline().firstContext().writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(written -> {
+            ChannelFuture atHead = OctetsToTcp.writeEmptyAtHead(ctx.pipeline());
+            if (atHead == null) {
+                ctx.close();
+                return;
+            }
+            atHead.addListener(written -> {
                 if (written.isSuccess()) {
                     halfCloseAndLinger(ctx);
                 } else {

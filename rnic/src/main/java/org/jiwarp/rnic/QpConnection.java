@@ -1,9 +1,7 @@
 package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -21,7 +19,6 @@ import org.jiwarp.rdmap.RdmapListener;
 import org.jiwarp.rdmap.RdmapReceiver;
 import org.jiwarp.rdmap.RdmapTransmitter;
 import org.jiwarp.rdmap.ReadResponder;
-import org.jiwarp.rdmap.SegmentOutput;
 import org.jiwarp.rdmap.TerminateMessages;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.TerminateError;
@@ -38,7 +35,7 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * Responses) goes to the socket with one flush at the end. Everything here runs on the connection's
  * event loop, except {@link #postReceive}, which is safe from any thread.
  */
-final class QpConnection extends ChannelInboundHandlerAdapter implements SegmentOutput, RdmapListener {
+final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapListener {
 
     /** The queue pair served, named in the async events (never called). */
     private final QueuePair qp;
@@ -57,7 +54,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private RdmapReceiver receiver;
     private ReadResponder readResponder;
     private SendQueue sendQueue;
-    private boolean flushNeeded;
+    private SegmentWriter output;
     /** Inside a read batch: what the inbound ULPDUs cause flushes once, at its end. */
     private boolean reading;
     private volatile RemoteTerminate terminateReceived;
@@ -145,7 +142,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         boolean readRtr = parameters.rtr() == RtrType.READ;
         int pd = config.pd().id();
         OutboundReads outboundReads = new OutboundReads(Math.max(parameters.ord(), 0));
-        transmitter = new RdmapTransmitter(this, parameters.mulpdu(), config.inlineThreshold(),
+        output = new SegmentWriter(ctx);
+        transmitter = new RdmapTransmitter(output, parameters.mulpdu(), config.inlineThreshold(),
                 readRtr && parameters.initiator() ? 2 : 1);
         readResponder = new ReadResponder(stags, pd, qp.number(), transmitter, parameters.ird(),
                 readRtr && !parameters.initiator() ? 2 : 1);
@@ -235,37 +233,14 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         }
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // SegmentOutput: where RDMAP's segments go
-
-    @Override
-    public ByteBufAllocator alloc() {
-        return ctx.alloc();
-    }
-
-    @Override
-    public void write(Object segment) {
-        flushNeeded = true;
-        ctx.write(segment, ctx.voidPromise());
-    }
-
-    @Override
-    public ChannelFuture writeLast(Object segment) {
-        flushNeeded = true;
-        return ctx.write(segment);
-    }
-
+    /** Flushes what posted work or a read batch wrote; the IRD frees the entries whose responses went out. */
     private void flushIfNeeded() {
-        if (reading) {
+        if (reading || output == null) {
             return;
         }
-        if (flushNeeded) {
-            flushNeeded = false;
-            ctx.flush();
-        }
-        if (sendQueue != null) {
-            sendQueue.flushed();
-        }
+        output.flushIfNeeded();
+        sendQueue.flushed();
+        readResponder.retireSent();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -386,8 +361,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
             }
             LlpClose.afterTerminate(ctx);
         });
-        flushNeeded = false;
-        ctx.flush();
+        output.flush();
         sendQueue.flushed();
     }
 

@@ -2,7 +2,6 @@ package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -158,12 +157,12 @@ final class SendQueue implements ChannelFutureListener {
             written(upTo, true);
             return;
         }
-        ChannelHandlerContext first = ctx.pipeline().firstContext();
-        if (first == null) {
+        ChannelFuture atHead = OctetsToTcp.writeEmptyAtHead(ctx.pipeline());
+        if (atHead == null) {
             written(upTo, false);
             return;
         }
-        await(upTo, first.writeAndFlush(Unpooled.EMPTY_BUFFER));
+        await(upTo, atHead);
     }
 
     /**
@@ -422,9 +421,9 @@ final class SendQueue implements ChannelFutureListener {
         slot.done = true;
         slot.status = status;
         slot.error = error;
-        if (status == WcStatus.SUCCESS) {
-            // Unsignaled Writes and Sends issued before it have reached TCP too (the stream is in
-            // order); an unsignaled Read retires with its own response, or with a later Read's.
+        // Unsignaled Writes and Sends issued before it have reached TCP too (the stream is in order); an
+        // unsignaled Read retires with its own response, or with a later Read's. The head has none (no iterator).
+        if (status == WcStatus.SUCCESS && posted.peekFirst() != slot) {
             boolean read = slot.opcode.awaitsResponse();
             for (SendSlot earlier : posted) {
                 if (earlier == slot) {

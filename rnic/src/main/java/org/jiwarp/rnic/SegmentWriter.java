@@ -1,0 +1,63 @@
+package org.jiwarp.rnic;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import org.jiwarp.rdmap.SegmentOutput;
+
+/**
+ * Where a queue pair's RDMAP layer writes its DDP segments: down its pipeline from the
+ * {@link QpConnection} through the FPDU framer, flushed once per batch by the connection, with the
+ * octets handed to TCP counted by the {@link OctetsToTcp} at the head of the pipeline.
+ */
+final class SegmentWriter implements SegmentOutput {
+
+    private final ChannelHandlerContext ctx;
+    private final OctetsToTcp octets;
+    private boolean flushNeeded;
+
+    /** @param ctx the queue pair's connection's context; puts an {@link OctetsToTcp} first in its pipeline */
+    SegmentWriter(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.octets = OctetsToTcp.addFirst(ctx.pipeline());
+    }
+
+    @Override
+    public ByteBufAllocator alloc() {
+        return ctx.alloc();
+    }
+
+    @Override
+    public void write(Object segment) {
+        flushNeeded = true;
+        ctx.write(segment, ctx.voidPromise());
+    }
+
+    @Override
+    public ChannelFuture writeLast(Object segment) {
+        flushNeeded = true;
+        return ctx.write(segment);
+    }
+
+    @Override
+    public long written() {
+        return octets.written();
+    }
+
+    @Override
+    public long sent() {
+        return octets.sent();
+    }
+
+    /** Flushes what was written since the last flush, if anything. */
+    void flushIfNeeded() {
+        if (flushNeeded) {
+            flush();
+        }
+    }
+
+    void flush() {
+        flushNeeded = false;
+        ctx.flush();
+    }
+}
