@@ -15,6 +15,7 @@ import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaParameters;
+import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.mpa.RtrType;
 import org.jiwarp.rdmap.OutboundReads;
 import org.jiwarp.rdmap.RdmapListener;
@@ -52,6 +53,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private final CompletableFuture<QpConnection> established = new CompletableFuture<>();
     private final UntaggedQueue receives;
     private ChannelHandlerContext ctx;
+    /** Views of registered memory for the segments sent, recycled on the event loop. */
+    private PayloadViews payloadViews;
     private MpaParameters parameters;
     private RdmapTransmitter transmitter;
     private RdmapReceiver receiver;
@@ -128,6 +131,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        this.payloadViews = new PayloadViews(ctx.executor());
     }
 
     @Override
@@ -241,6 +245,11 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     @Override
     public ByteBufAllocator alloc() {
         return ctx.alloc();
+    }
+
+    @Override
+    public PayloadViews payloadViews() {
+        return payloadViews;
     }
 
     @Override
@@ -427,6 +436,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         if (state.apply(QpEvent.CONNECTION_CLOSED).enteredError()) {
             enterError();
         }
+        payloadViews.clear();
         ctx.fireChannelInactive();
     }
 
