@@ -87,7 +87,7 @@ class SteadyStateAllocationTest {
     @Test
     void largeWritesWithMarkersAllocateLittlePerKibibyte() throws Exception {
         double perKibibyte = allocatedPerWrite(65536, MpaSettings.builder().markers(MarkerPolicy.REQUEST).build()) / 64;
-        assertTrue(perKibibyte < 1600, "heap octets per KiB of 64 KiB Writes with markers: " + perKibibyte);
+        assertTrue(perKibibyte < 250, "heap octets per KiB of 64 KiB Writes with markers: " + perKibibyte);
     }
 
     /**
