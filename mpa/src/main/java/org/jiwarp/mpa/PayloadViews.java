@@ -28,8 +28,12 @@ public final class PayloadViews {
 
     /** Sources a connection keeps views for: the regions it sends from, in practice one or two. */
     static final int SOURCES = 4;
-    /** Idle views kept per source: more than the segments of a batch in flight are seldom needed. */
-    static final int MAX_IDLE = 256;
+    /**
+     * Idle views kept per source. A connection's unsent octets are bounded by its write buffer's high
+     * water mark plus a message (about 200 KiB in jiwarp): views of MSS-sized FPDUs cut at markers
+     * (one per 508 octets) fit, about 140 octets each, kept only as many as were once in flight.
+     */
+    static final int MAX_IDLE = 512;
 
     private final EventExecutor loop;
     private final ByteBuf[] sources = new ByteBuf[SOURCES];
