@@ -73,7 +73,7 @@ public final class DdpSegmenter {
         do {
             int n = Math.min(chunk, length - offset);
             boolean last = offset + n == length;
-            ByteBuf header = header(alloc, DdpHeaders.TAGGED_HEADER_LENGTH, n, inline);
+            ByteBuf header = header(alloc, DdpHeaders.TAGGED_HEADER_LENGTH, n, inline, views);
             DdpHeaders.writeTagged(header, last, rdmapControl, stag, taggedOffset + offset);
             out.accept(ulpdu(header, source, index + offset, n, inline, views));
             offset += n;
@@ -111,7 +111,7 @@ public final class DdpSegmenter {
         do {
             int n = Math.min(chunk, length - offset);
             boolean last = offset + n == length;
-            ByteBuf header = header(alloc, DdpHeaders.UNTAGGED_HEADER_LENGTH, n, inline);
+            ByteBuf header = header(alloc, DdpHeaders.UNTAGGED_HEADER_LENGTH, n, inline, views);
             DdpHeaders.writeUntagged(header, last, rdmapControl, rsvdUlpWord, qn, msn, offset);
             out.accept(ulpdu(header, source, index + offset, n, inline, views));
             offset += n;
@@ -137,9 +137,13 @@ public final class DdpSegmenter {
      * {@link #HEADROOM} before the header and {@link #TAILROOM} after the payload, where the FPDU
      * framer writes ULPDU_LENGTH, pad and CRC in place (RFC 5044 section 4.1): one buffer per FPDU.
      */
-    private static ByteBuf header(ByteBufAllocator alloc, int headerLength, int payload, int inline) {
+    private static ByteBuf header(ByteBufAllocator alloc, int headerLength, int payload, int inline,
+            PayloadViews views) {
         if (payload == 0 || payload > inline) {
             // Its own small buffer, with headroom for the framer: the payload goes as a slice.
+            if (views != null) {
+                return views.overhead(alloc, HEADROOM, headerLength);
+            }
             ByteBuf header = alloc.directBuffer(HEADROOM + headerLength);
             return header.writerIndex(HEADROOM).readerIndex(HEADROOM);
         }

@@ -93,6 +93,16 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
     }
 
     @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        views.clear();
+    }
+
+    /** The connection's views and overhead slabs, for the layers above to build segments from. */
+    public PayloadViews payloadViews() {
+        return views;
+    }
+
+    @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
         if (msg instanceof UlpduParts) {
             UlpduParts parts = (UlpduParts) msg;
@@ -150,7 +160,7 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
             ctx.write(body, promise);
             return;
         }
-        ByteBuf trailer = ctx.alloc().directBuffer(pad + Fpdu.CRC_LENGTH).writeZero(pad).writeIntLE(0);
+        ByteBuf trailer = views.overhead(ctx.alloc(), 0, pad + Fpdu.CRC_LENGTH).writeZero(pad).writeIntLE(0);
         streamPosition += header.readableBytes() + payload.readableBytes() + trailer.readableBytes();
         ctx.write(header, ctx.voidPromise());
         ctx.write(payload, ctx.voidPromise());
@@ -233,7 +243,9 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
         int unmarked = Fpdu.length(ulpduLength);
         int markers = markersEnabled ? Markers.count(start, unmarked) : 0;
         int overheadLength = unmarked - ulpduLength + Markers.LENGTH * markers;
-        ByteBuf overhead = ctx.alloc().directBuffer(overheadLength, overheadLength);
+        ByteBuf overhead = views.overhead(ctx.alloc(), 0, overheadLength);
+        // scratch[i] goes to overhead index base + i.
+        int base = overhead.writerIndex();
         try {
             if (crcEnabled) {
                 crc.reset();
@@ -261,7 +273,7 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
                 // Just past a marker (or with markers off), so the next one is at least one octet away.
                 int chunk = markersEnabled ? Math.min(ulpduLength - at, Markers.untilNextMarker(position))
                         : ulpduLength - at;
-                writeOverhead(ctx, overhead, o, ctx.voidPromise());
+                writeOverhead(ctx, overhead, base, o);
                 writeUlpdu(ctx, first, second, firstLength, at, chunk);
                 at += chunk;
                 position += chunk;
@@ -283,7 +295,7 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
             }
             // RFC 5044 section 4.4: CRC-32C over the whole FPDU but the CRC field, markers included,
             // sent least-significant byte first (as Linux siw and Wireshark read it); zero when off.
-            int flushed = overhead.writerIndex();
+            int flushed = overhead.writerIndex() - base;
             int value = crcEnabled ? crc.update(scratch, flushed, o - flushed).value() : 0;
             scratch[o++] = (byte) value;
             scratch[o++] = (byte) (value >>> 8);
@@ -292,7 +304,7 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
             position += Fpdu.CRC_LENGTH;
             streamPosition = position;
             overhead.writeBytes(scratch, flushed, o - flushed);
-            ctx.write(overhead.retainedSlice(flushed, o - flushed), promise);
+            ctx.write(views.slice(overhead, base + flushed, o - flushed), promise);
         } catch (Throwable t) {
             // Part of the FPDU may have gone down the pipeline: the stream cannot continue.
             promise.tryFailure(t);
@@ -303,17 +315,18 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
     }
 
     /**
-     * Writes {@code scratch[overhead.writerIndex(), o)}, the overhead since the last ULPDU piece, into
-     * {@code overhead} and down the pipeline as a slice of it, adding it to the CRC.
+     * Writes {@code scratch[flushed, o)}, the overhead since the last ULPDU piece ({@code flushed}
+     * being what {@code overhead} holds past {@code base}), into {@code overhead} and down the
+     * pipeline as a view of it, adding it to the CRC.
      */
-    private void writeOverhead(ChannelHandlerContext ctx, ByteBuf overhead, int o, ChannelPromise promise) {
-        int flushed = overhead.writerIndex();
+    private void writeOverhead(ChannelHandlerContext ctx, ByteBuf overhead, int base, int o) {
+        int flushed = overhead.writerIndex() - base;
         if (o > flushed) {
             if (crcEnabled) {
                 crc.update(scratch, flushed, o - flushed);
             }
             overhead.writeBytes(scratch, flushed, o - flushed);
-            ctx.write(overhead.retainedSlice(flushed, o - flushed), promise);
+            ctx.write(views.slice(overhead, base + flushed, o - flushed), ctx.voidPromise());
         }
     }
 
@@ -335,8 +348,7 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
         if (crcEnabled) {
             crc.update(buffer, index, length);
         }
-        ctx.write(views == null ? buffer.retainedSlice(index, length) : views.slice(buffer, index, length),
-                ctx.voidPromise());
+        ctx.write(views.slice(buffer, index, length), ctx.voidPromise());
     }
 
     private int putMarker(int o, int fpduPtr) {

@@ -1,6 +1,8 @@
 package org.jiwarp.mpa;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.PlatformDependent;
@@ -18,6 +20,12 @@ import io.netty.util.internal.PlatformDependent;
  * free list for that source. Views are kept for the last {@value #SOURCES} sources used, at most
  * {@value #MAX_IDLE} idle each, so a connection holds a bounded number whatever it sends from.
  *
+ * <p>The same views carry the connection's own overhead octets (DDP headers, MPA's ULPDU_LENGTH,
+ * markers, pad and CRC: {@link #overhead}), cut one after the other from a small direct slab of
+ * {@value #SLAB} octets. A full slab is swapped for the previous one once nothing of that one is
+ * in flight (its reference count says so); when something still is, a new slab is made and the old
+ * one freed once its last view is released.
+ *
  * <p>Only for sources whose identity stands for their memory for as long as this holds them:
  * unpooled direct buffers with a memory address (Netty reuses a pooled buffer object for other
  * memory once it is released). Anything else, and any call off the event loop, gets a plain
@@ -26,8 +34,10 @@ import io.netty.util.internal.PlatformDependent;
  */
 public final class PayloadViews {
 
-    /** Sources a connection keeps views for: the regions it sends from, in practice one or two. */
-    static final int SOURCES = 4;
+    /** Sources a connection keeps views for: the regions it sends from and its two overhead slabs. */
+    static final int SOURCES = 6;
+    /** Octets of an overhead slab: the overhead of about 300 MSS-sized FPDUs, 400 KiB of payload. */
+    static final int SLAB = 8192;
     /**
      * Idle views kept per source. A connection's unsent octets are bounded by its write buffer's high
      * water mark plus a message (about 200 KiB in jiwarp): views of MSS-sized FPDUs cut at markers
@@ -40,6 +50,9 @@ public final class PayloadViews {
     private final View[][] idle = new View[SOURCES][];
     private final int[] idleCount = new int[SOURCES];
     private int nextSlot;
+    private ByteBuf slab;
+    private ByteBuf spareSlab;
+    private int slabUsed;
 
     /** @param loop the connection's event loop, the only thread whose views are recycled */
     public PayloadViews(EventExecutor loop) {
@@ -68,10 +81,51 @@ public final class PayloadViews {
         return view.setIndex(index, index + length);
     }
 
+    /**
+     * An empty buffer with room for {@code length} octets of overhead, and {@code before} octets
+     * before its reader index that the caller may write too; released by whoever it is passed to.
+     * Off the event loop, a buffer of {@code alloc}'s.
+     */
+    public ByteBuf overhead(ByteBufAllocator alloc, int before, int length) {
+        int size = before + length;
+        if (!PlatformDependent.hasUnsafe() || !loop.inEventLoop() || size > SLAB) {
+            ByteBuf buffer = alloc.directBuffer(size);
+            return buffer.setIndex(before, before);
+        }
+        if (slab == null || slabUsed + size > SLAB) {
+            nextSlab();
+        }
+        int at = slabUsed + before;
+        slabUsed += size;
+        return slice(slab, at, 0);
+    }
+
+    private void nextSlab() {
+        ByteBuf next = spareSlab;
+        if (next == null || next.refCnt() != 1) {
+            // Views of the spare still in flight (or none yet): it goes once they are released.
+            if (next != null) {
+                next.release();
+            }
+            next = Unpooled.directBuffer(SLAB, SLAB);
+        }
+        spareSlab = slab;
+        slab = next;
+        slabUsed = 0;
+    }
+
     /** Forgets every source (a connection that closes lets go of the memory it sent from). */
     public void clear() {
         for (int slot = 0; slot < SOURCES; slot++) {
             forget(slot);
+        }
+        if (slab != null) {
+            slab.release();
+            slab = null;
+        }
+        if (spareSlab != null) {
+            spareSlab.release();
+            spareSlab = null;
         }
     }
 

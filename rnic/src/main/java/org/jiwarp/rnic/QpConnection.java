@@ -14,6 +14,7 @@ import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
+import org.jiwarp.mpa.FpduFramer;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.mpa.RtrType;
@@ -144,6 +145,11 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     }
 
     private void start(MpaParameters parameters) {
+        // One set of views and overhead slabs per connection, shared with the framer when there is one.
+        FpduFramer framer = ctx.pipeline().get(FpduFramer.class);
+        if (framer != null && framer.payloadViews() != null) {
+            payloadViews = framer.payloadViews();
+        }
         this.parameters = parameters;
         // RFC 6581: a Read RTR used MSN 1 of queue 1, so that queue's MSNs start at 2 in its direction.
         boolean readRtr = parameters.rtr() == RtrType.READ;
