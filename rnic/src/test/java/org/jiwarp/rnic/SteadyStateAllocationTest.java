@@ -68,6 +68,18 @@ class SteadyStateAllocationTest {
         assertTrue(perKibibyte < 0.2, "heap octets per KiB of 64 KiB Writes in 64 KiB FPDUs: " + perKibibyte);
     }
 
+    /**
+     * 64 KiB FPDUs over Netty's NIO transport: its gathering write takes each piece's internal NIO
+     * buffer, which a recycled view keeps (no {@code ByteBuffer} per piece).
+     */
+    @Test
+    void largeWritesOverNioAllocateLittlePerKibibyte() throws Exception {
+        RnicOptions options = RnicOptions.defaults().threads(1).transport(RnicOptions.Transport.NIO)
+                .mpa(MpaSettings.builder().largeFpdus(true).build());
+        double perKibibyte = allocatedPerMessage(65536, options, false) / 64;
+        assertTrue(perKibibyte < 0.6, "heap octets per KiB of 64 KiB Writes over NIO: " + perKibibyte);
+    }
+
     /** MSS-sized FPDUs with CRC-32C: the framer copies each payload into a pooled buffer (see FpduFramer). */
     @Test
     void largeWritesWithCrcAllocateLittlePerKibibyte() throws Exception {
@@ -165,7 +177,13 @@ class SteadyStateAllocationTest {
     }
 
     private static double allocatedPerMessage(int size, MpaSettings mpa, boolean reads) throws Exception {
-        try (RnicPair pair = new RnicPair(mpa, Math.max(size, 4096), (config, server) -> config.sendDepth(2 * CHAIN))) {
+        return allocatedPerMessage(size, RnicOptions.defaults().threads(1).mpa(mpa), reads);
+    }
+
+    private static double allocatedPerMessage(int size, RnicOptions options, boolean reads) throws Exception {
+        MpaSettings mpa = options.mpa();
+        int regionSize = Math.max(size, 4096);
+        try (RnicPair pair = new RnicPair(options, regionSize, (config, server) -> config.sendDepth(2 * CHAIN))) {
             SendWorkRequest[] chain = new SendWorkRequest[CHAIN];
             for (int i = 0; i < CHAIN; i++) {
                 Sge local = new Sge(pair.clientRegion, 0, size);
@@ -180,8 +198,8 @@ class SteadyStateAllocationTest {
             run(pair, chain, MESSAGES);
             long after = total(threads.getThreadAllocatedBytes(ids));
             double perMessage = (after - before) / (double) MESSAGES;
-            System.out.printf("%d-octet %s (%s): %.1f heap octets per message%n", size, reads ? "Reads" : "Writes",
-                    mpa, perMessage);
+            System.out.printf("%d-octet %s (%s, %s): %.1f heap octets per message%n", size,
+                    reads ? "Reads" : "Writes", mpa, options.transport(), perMessage);
             return perMessage;
         }
     }
