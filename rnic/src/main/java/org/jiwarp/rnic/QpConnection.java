@@ -132,7 +132,6 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        this.payloadViews = new PayloadViews(ctx.executor());
     }
 
     @Override
@@ -147,9 +146,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
     private void start(MpaParameters parameters) {
         // One set of views and overhead slabs per connection, shared with the framer when there is one.
         FpduFramer framer = ctx.pipeline().get(FpduFramer.class);
-        if (framer != null && framer.payloadViews() != null) {
-            payloadViews = framer.payloadViews();
-        }
+        payloadViews = framer != null ? framer.payloadViews() : new PayloadViews(ctx.executor());
         this.parameters = parameters;
         // RFC 6581: a Read RTR used MSN 1 of queue 1, so that queue's MSNs start at 2 in its direction.
         boolean readRtr = parameters.rtr() == RtrType.READ;
@@ -442,7 +439,9 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements Segment
         if (state.apply(QpEvent.CONNECTION_CLOSED).enteredError()) {
             enterError();
         }
-        payloadViews.clear();
+        if (payloadViews != null) {
+            payloadViews.clear();
+        }
         ctx.fireChannelInactive();
     }
 
