@@ -49,7 +49,7 @@ final class SendQueue implements ChannelFutureListener {
     private final java.util.function.Consumer<TerminateError> localError;
     /** The Request Identifier of the next Atomic Request. */
     private int atomicRequestId;
-    private final ArrayDeque<SendSlot> posted = new ArrayDeque<>();
+    private final PostedSlots posted = new PostedSlots();
     private final ArrayDeque<SendSlot> waiting = new ArrayDeque<>();
     /** Issue number of the last Write, Send or Immediate Data issued. */
     private long issued;
@@ -248,7 +248,8 @@ final class SendQueue implements ChannelFutureListener {
 
     /** Every Write and Send issued up to {@code upTo} has reached TCP, or the connection failed. */
     private void written(long upTo, boolean success) {
-        for (SendSlot slot : posted) {
+        for (int i = 0; i < posted.size(); i++) {
+            SendSlot slot = posted.get(i);
             if (slot.issued > upTo) {
                 break;
             }
@@ -377,7 +378,8 @@ final class SendQueue implements ChannelFutureListener {
 
     /** The peer's Terminate: the oldest unfinished work carries its error (RFC 5040 section 5.6). */
     void remoteTerminate(TerminateError error) {
-        for (SendSlot slot : posted) {
+        for (int i = 0; i < posted.size(); i++) {
+            SendSlot slot = posted.get(i);
             if (!slot.done) {
                 slot.done = true;
                 slot.status = error != null && error.layer() != TerminateLayer.LLP && error.errorType() == 1
@@ -391,7 +393,8 @@ final class SendQueue implements ChannelFutureListener {
 
     /** On the way to ERROR: everything still outstanding completes in flush error, once. */
     void flush() {
-        for (SendSlot slot : posted) {
+        for (int i = 0; i < posted.size(); i++) {
+            SendSlot slot = posted.get(i);
             if (!slot.done) {
                 slot.done = true;
                 slot.status = WcStatus.WORK_REQUEST_FLUSH_ERROR;
@@ -411,7 +414,8 @@ final class SendQueue implements ChannelFutureListener {
             // Unsignaled Writes and Sends issued before it have reached TCP too (the stream is in
             // order); an unsignaled Read retires with its own response, or with a later Read's.
             boolean read = slot.opcode.awaitsResponse();
-            for (SendSlot earlier : posted) {
+            for (int i = 0; i < posted.size(); i++) {
+                SendSlot earlier = posted.get(i);
                 if (earlier == slot) {
                     break;
                 }
