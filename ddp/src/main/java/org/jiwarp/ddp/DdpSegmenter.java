@@ -2,6 +2,7 @@ package org.jiwarp.ddp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.mpa.UlpduParts;
 import io.netty.buffer.CompositeByteBuf;
 import java.util.function.Consumer;
@@ -21,7 +22,8 @@ import org.jiwarp.wire.ddp.DdpHeaders;
  * </pre>
  *
  * <p>Each ULPDU is a {@link CompositeByteBuf} of a small header buffer and a retained slice of the
- * message, the shape the MPA framer slices again (Netty's {@code DefaultHttp2FrameWriter} cuts DATA
+ * message (or, on the data path, {@link UlpduParts} of the header and a recycled {@link PayloadViews}
+ * view), the shape the MPA framer slices again (Netty's {@code DefaultHttp2FrameWriter} cuts DATA
  * frames the same way). Every segment but the last carries a full MULPDU; a message of zero octets
  * becomes one segment holding only the header, with L set (section 5.2: a DDP message has at least
  * one segment).
@@ -53,25 +55,27 @@ public final class DdpSegmenter {
     public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
             ByteBuf message, int mulpdu, Consumer<ByteBuf> out) {
         segmentTagged(alloc, rdmapControl, stag, taggedOffset, message, message.readerIndex(), message.readableBytes(),
-                mulpdu, 0, segment -> out.accept(asBuffer(alloc, segment)));
+                mulpdu, 0, null, segment -> out.accept(asBuffer(alloc, segment)));
     }
 
     /**
      * As {@link #segmentTagged(ByteBufAllocator, int, int, long, ByteBuf, int, Consumer)}, for
      * {@code length} octets of {@code source} at {@code index}; a segment of at most {@code inline}
      * payload octets is copied into one flat buffer (see {@link #HEADROOM}), a longer one references
-     * the source.
+     * the source through a view from {@code views} (recycled, so nothing is allocated per segment), or
+     * a retained slice when {@code views} is {@code null}.
      */
     public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
-            ByteBuf source, int index, int length, int mulpdu, int inline, Consumer<Object> out) {
+            ByteBuf source, int index, int length, int mulpdu, int inline, PayloadViews views,
+            Consumer<Object> out) {
         int chunk = chunk(mulpdu, DdpHeaders.TAGGED_HEADER_LENGTH);
         int offset = 0;
         do {
             int n = Math.min(chunk, length - offset);
             boolean last = offset + n == length;
-            ByteBuf header = header(alloc, DdpHeaders.TAGGED_HEADER_LENGTH, n, inline);
+            ByteBuf header = header(alloc, DdpHeaders.TAGGED_HEADER_LENGTH, n, inline, views);
             DdpHeaders.writeTagged(header, last, rdmapControl, stag, taggedOffset + offset);
-            out.accept(ulpdu(header, source, index + offset, n, inline));
+            out.accept(ulpdu(header, source, index + offset, n, inline, views));
             offset += n;
         } while (offset < length);
     }
@@ -90,24 +94,26 @@ public final class DdpSegmenter {
     public static void segmentUntagged(ByteBufAllocator alloc, int rdmapControl, int rsvdUlpWord, long qn, long msn,
             ByteBuf message, int mulpdu, Consumer<ByteBuf> out) {
         segmentUntagged(alloc, rdmapControl, rsvdUlpWord, qn, msn, message, message.readerIndex(),
-                message.readableBytes(), mulpdu, 0, segment -> out.accept(asBuffer(alloc, segment)));
+                message.readableBytes(), mulpdu, 0, null, segment -> out.accept(asBuffer(alloc, segment)));
     }
 
     /**
      * As {@link #segmentUntagged(ByteBufAllocator, int, int, long, long, ByteBuf, int, Consumer)}, for
      * {@code length} octets of {@code source} at {@code index}, copying segments of at most
-     * {@code inline} payload octets (see {@link #HEADROOM}).
+     * {@code inline} payload octets (see {@link #HEADROOM}) and taking longer ones' payload from
+     * {@code views} when not {@code null}.
      */
     public static void segmentUntagged(ByteBufAllocator alloc, int rdmapControl, int rsvdUlpWord, long qn, long msn,
-            ByteBuf source, int index, int length, int mulpdu, int inline, Consumer<Object> out) {
+            ByteBuf source, int index, int length, int mulpdu, int inline, PayloadViews views,
+            Consumer<Object> out) {
         int chunk = chunk(mulpdu, DdpHeaders.UNTAGGED_HEADER_LENGTH);
         int offset = 0;
         do {
             int n = Math.min(chunk, length - offset);
             boolean last = offset + n == length;
-            ByteBuf header = header(alloc, DdpHeaders.UNTAGGED_HEADER_LENGTH, n, inline);
+            ByteBuf header = header(alloc, DdpHeaders.UNTAGGED_HEADER_LENGTH, n, inline, views);
             DdpHeaders.writeUntagged(header, last, rdmapControl, rsvdUlpWord, qn, msn, offset);
-            out.accept(ulpdu(header, source, index + offset, n, inline));
+            out.accept(ulpdu(header, source, index + offset, n, inline, views));
             offset += n;
         } while (offset < length);
     }
@@ -131,9 +137,13 @@ public final class DdpSegmenter {
      * {@link #HEADROOM} before the header and {@link #TAILROOM} after the payload, where the FPDU
      * framer writes ULPDU_LENGTH, pad and CRC in place (RFC 5044 section 4.1): one buffer per FPDU.
      */
-    private static ByteBuf header(ByteBufAllocator alloc, int headerLength, int payload, int inline) {
+    private static ByteBuf header(ByteBufAllocator alloc, int headerLength, int payload, int inline,
+            PayloadViews views) {
         if (payload == 0 || payload > inline) {
             // Its own small buffer, with headroom for the framer: the payload goes as a slice.
+            if (views != null) {
+                return views.overhead(alloc, HEADROOM, headerLength);
+            }
             ByteBuf header = alloc.directBuffer(HEADROOM + headerLength);
             return header.writerIndex(HEADROOM).readerIndex(HEADROOM);
         }
@@ -153,7 +163,8 @@ public final class DdpSegmenter {
      * The segment: the flat buffer itself (inline, or no payload), else the header and a retained
      * slice of the payload as {@link UlpduParts}.
      */
-    private static Object ulpdu(ByteBuf header, ByteBuf message, int index, int length, int inline) {
+    private static Object ulpdu(ByteBuf header, ByteBuf message, int index, int length, int inline,
+            PayloadViews views) {
         if (length == 0) {
             return header;
         }
@@ -164,7 +175,7 @@ public final class DdpSegmenter {
         }
         ByteBuf payload;
         try {
-            payload = message.retainedSlice(index, length);
+            payload = views != null ? views.slice(message, index, length) : message.retainedSlice(index, length);
         } catch (RuntimeException | Error e) {
             header.release();
             throw e;

@@ -5,7 +5,6 @@ import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
-import io.netty.util.ReferenceCountUtil;
 import org.jiwarp.wire.crc.Crc32c;
 import org.jiwarp.wire.mpa.Fpdu;
 import org.jiwarp.wire.mpa.FpduWriter;
@@ -21,10 +20,13 @@ import org.jiwarp.wire.mpa.Markers;
  * batch, into the source of an earlier Read Request's response; an application writing into a buffer
  * in flight). Such a change leaves the data undefined, as RFC 5040 allows, but never the CRC wrong.
  *
- * <p>Each FPDU goes down the pipeline as one {@link CompositeByteBuf}, written with the caller's
- * promise: a small overhead buffer holds the leading marker (when the FPDU starts at a marker
- * position), ULPDU_LENGTH, every marker, the pad and the CRC, and the composite interleaves retained
- * slices of that buffer with retained slices of the ULPDU, cut at the marker positions:
+ * <p>Each FPDU goes down the pipeline as a run of writes, the caller's promise on the last (the
+ * transport gathers them into one {@code writev}; nothing is assembled): a small overhead buffer
+ * holds the leading marker (when the FPDU starts at a marker position), ULPDU_LENGTH, every marker,
+ * the pad and the CRC, and the pieces written alternate slices of that buffer with views of the
+ * ULPDU ({@link PayloadViews}, recycled per connection), cut at the marker positions. Without
+ * markers a ULPDU in two pieces ({@link UlpduParts}) goes as header, payload and trailer, and a
+ * flat ULPDU with room around it is framed in place:
  *
  * <pre>
  *  stream position: 0 mod 512                                      0 mod 512
@@ -43,11 +45,12 @@ import org.jiwarp.wire.mpa.Markers;
  * but the CRC field, written least-significant byte first, and a zero CRC field when CRC is off.
  *
  * <p>Reference counting: the handler takes ownership of each ULPDU written to it. It releases the
- * ULPDU once the composite holds its slices; the composite (and with it the ULPDU's memory) is
- * released by the transport once written. A ULPDU longer than 65535 octets, or one whose FPDU would
- * need a marker more than 65535 octets after its length field, fails the write's promise with an
- * {@link IllegalArgumentException} and is released; nothing goes out and the stream position does not
- * move. Messages other than {@code ByteBuf}s pass through unchanged.
+ * ULPDU once its pieces are written; the pieces (and with them the ULPDU's memory) are released by
+ * the transport once written. Should a write fail halfway through an FPDU, the promise fails and
+ * the connection is closed: the stream cannot go on. A ULPDU longer than 65535 octets, or one whose
+ * FPDU would need a marker more than 65535 octets after its length field, fails the write's promise
+ * with an {@link IllegalArgumentException} and is released; nothing goes out and the stream position
+ * does not move. Messages other than {@code ByteBuf}s pass through unchanged.
  *
  * <p>The stream position counts from the first octet of the first FPDU this handler frames, the
  * marker origin of RFC 5044 section 4.3: add the handler to the pipeline when full operation starts.
@@ -66,6 +69,8 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
     private final Crc32c crc = new Crc32c();
     /** The overhead octets of the FPDU being framed, assembled here and copied out in one call. */
     private final byte[] scratch = new byte[MAX_OVERHEAD];
+    /** Views of the ULPDUs' memory for the pieces cut at markers, recycled on the event loop. */
+    private PayloadViews views;
     private long streamPosition;
 
     /**
@@ -83,6 +88,21 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
     }
 
     @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        views = new PayloadViews(ctx.executor());
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        views.clear();
+    }
+
+    /** The connection's views and overhead slabs, for the layers above to build segments from. */
+    public PayloadViews payloadViews() {
+        return views;
+    }
+
+    @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
         if (msg instanceof UlpduParts) {
             UlpduParts parts = (UlpduParts) msg;
@@ -90,7 +110,12 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
                 writeParts(ctx, parts, promise);
                 return;
             }
-            msg = parts.toComposite(ctx.alloc());
+            try {
+                frame(ctx, parts.header(), parts.payload(), promise);
+            } finally {
+                parts.release();
+            }
+            return;
         }
         if (!(msg instanceof ByteBuf)) {
             ctx.write(msg, promise);
@@ -101,16 +126,11 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
             ctx.write(frameInPlace(ulpdu), promise);
             return;
         }
-        CompositeByteBuf fpdu;
         try {
-            fpdu = frame(ctx, ulpdu);
-        } catch (Throwable t) {
-            ReferenceCountUtil.safeRelease(ulpdu);
-            promise.setFailure(t);
-            return;
+            frame(ctx, ulpdu, null, promise);
+        } finally {
+            ulpdu.release();
         }
-        ulpdu.release();
-        ctx.write(fpdu, promise);
     }
 
     /**
@@ -140,7 +160,7 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
             ctx.write(body, promise);
             return;
         }
-        ByteBuf trailer = ctx.alloc().directBuffer(pad + Fpdu.CRC_LENGTH).writeZero(pad).writeIntLE(0);
+        ByteBuf trailer = views.overhead(ctx.alloc(), 0, pad + Fpdu.CRC_LENGTH).writeZero(pad).writeIntLE(0);
         streamPosition += header.readableBytes() + payload.readableBytes() + trailer.readableBytes();
         ctx.write(header, ctx.voidPromise());
         ctx.write(payload, ctx.voidPromise());
@@ -155,7 +175,8 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
         int length = ulpdu.readableBytes();
         return ulpdu.readerIndex() >= Fpdu.HEADER_LENGTH && length <= Fpdu.MAX_ULPDU_LENGTH
                 && ulpdu.writableBytes() >= Fpdu.padLength(length) + Fpdu.CRC_LENGTH
-                && ulpdu.refCnt() == 1 && ulpdu.nioBufferCount() == 1 && !(ulpdu instanceof CompositeByteBuf);
+                && ulpdu.refCnt() == 1 && ulpdu.nioBufferCount() == 1 && !(ulpdu instanceof CompositeByteBuf)
+                && !(ulpdu instanceof PayloadViews.View);
     }
 
     /** RFC 5044 section 4.1 in place: ULPDU_LENGTH before the ULPDU, zero pad and the CRC after it. */
@@ -172,46 +193,60 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
     }
 
     /**
-     * Builds the FPDU for {@code ulpdu} (not released here) and advances the stream position.
-     * Nothing is left allocated, and the position does not move, when this throws. With CRC on, the
+     * Writes the FPDU for the ULPDU made of {@code first}'s readable bytes and then {@code second}'s
+     * (when not {@code null}); neither is released here. A ULPDU too long for its FPDU fails the
+     * promise before anything is written, and the stream position does not move. With CRC on, the
      * FPDU is built from a copy of the ULPDU (see the class comment).
      */
-    private CompositeByteBuf frame(ChannelHandlerContext ctx, ByteBuf ulpdu) {
-        int ulpduLength = ulpdu.readableBytes();
+    private void frame(ChannelHandlerContext ctx, ByteBuf first, ByteBuf second, ChannelPromise promise) {
+        int firstLength = first.readableBytes();
+        int ulpduLength = firstLength + (second == null ? 0 : second.readableBytes());
         // RFC 5044 section 4.1: ULPDU_LENGTH is a 16-bit field.
         if (ulpduLength > Fpdu.MAX_ULPDU_LENGTH) {
-            throw new IllegalArgumentException("ULPDU of " + ulpduLength + " octets exceeds " + Fpdu.MAX_ULPDU_LENGTH);
+            promise.setFailure(new IllegalArgumentException("ULPDU of " + ulpduLength + " octets exceeds "
+                    + Fpdu.MAX_ULPDU_LENGTH));
+            return;
+        }
+        // RFC 5044 section 4.2: FPDUPTR is 16 bits, so every marker must be within 65535 octets of the
+        // length field (the same limit as FpduWriter).
+        if (markersEnabled && Markers.maxFpduPtr(streamPosition, Fpdu.length(ulpduLength)) > Markers.MAX_FPDUPTR) {
+            promise.setFailure(new IllegalArgumentException("ULPDU of " + ulpduLength + " octets at stream position "
+                    + streamPosition + " needs an FPDUPTR above " + Markers.MAX_FPDUPTR));
+            return;
         }
         if (!crcEnabled) {
-            return frame(ctx, ulpdu, ulpduLength);
+            writeFpdu(ctx, first, second, firstLength, ulpduLength, promise);
+            return;
         }
-        ByteBuf copy = ctx.alloc().buffer(ulpduLength, ulpduLength).writeBytes(ulpdu, ulpdu.readerIndex(), ulpduLength);
+        ByteBuf copy = ctx.alloc().directBuffer(ulpduLength, ulpduLength).writeBytes(first, first.readerIndex(),
+                firstLength);
+        if (second != null) {
+            copy.writeBytes(second, second.readerIndex(), second.readableBytes());
+        }
         try {
-            return frame(ctx, copy, ulpduLength);
+            writeFpdu(ctx, copy, null, ulpduLength, ulpduLength, promise);
         } finally {
             copy.release();
         }
     }
 
-    private CompositeByteBuf frame(ChannelHandlerContext ctx, ByteBuf ulpdu, int ulpduLength) {
+    /**
+     * Writes the FPDU's pieces down the pipeline one by one, the promise on the last (the transport
+     * gathers them into one {@code writev}): overhead (leading marker, ULPDU_LENGTH), ULPDU octets up
+     * to the next marker position, that marker, and so on, then pad and CRC. ULPDU pieces are views
+     * of the ULPDU's memory ({@link PayloadViews}); each overhead piece is a slice of one small buffer,
+     * filled before the piece is written (a capture handler below records each write as it passes).
+     */
+    private void writeFpdu(ChannelHandlerContext ctx, ByteBuf first, ByteBuf second, int firstLength,
+            int ulpduLength, ChannelPromise promise) {
         long start = streamPosition;
         int unmarked = Fpdu.length(ulpduLength);
-        int markers = 0;
-        if (markersEnabled) {
-            // RFC 5044 section 4.2: FPDUPTR is 16 bits, so every marker must be within 65535 octets of
-            // the length field (the same limit as FpduWriter).
-            if (Markers.maxFpduPtr(start, unmarked) > Markers.MAX_FPDUPTR) {
-                throw new IllegalArgumentException("ULPDU of " + ulpduLength + " octets at stream position "
-                        + start + " needs an FPDUPTR above " + Markers.MAX_FPDUPTR);
-            }
-            markers = Markers.count(start, unmarked);
-        }
+        int markers = markersEnabled ? Markers.count(start, unmarked) : 0;
         int overheadLength = unmarked - ulpduLength + Markers.LENGTH * markers;
-        // Pieces alternate overhead / ULPDU slice, starting and ending with overhead.
-        CompositeByteBuf fpdu = ctx.alloc().compositeBuffer(2 * markers + 3);
-        ByteBuf overhead = null;
+        ByteBuf overhead = views.overhead(ctx.alloc(), 0, overheadLength);
+        // scratch[i] goes to overhead index base + i.
+        int base = overhead.writerIndex();
         try {
-            overhead = ctx.alloc().buffer(overheadLength, overheadLength);
             if (crcEnabled) {
                 crc.reset();
             }
@@ -228,24 +263,19 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
             scratch[o++] = (byte) (ulpduLength >>> 8);
             scratch[o++] = (byte) ulpduLength;
             position += Fpdu.HEADER_LENGTH;
-            int flushed = 0;
-            int index = ulpdu.readerIndex();
-            int remaining = ulpduLength;
-            while (remaining > 0) {
+            int at = 0;
+            while (at < ulpduLength) {
                 if (markersEnabled && Markers.isMarkerPosition(position)) {
                     // RFC 5044 section 4.3: FPDUPTR counts back from the marker to ULPDU_LENGTH.
                     o = putMarker(o, (int) (position - header));
                     position += Markers.LENGTH;
                 }
                 // Just past a marker (or with markers off), so the next one is at least one octet away.
-                int chunk = markersEnabled ? Math.min(remaining, Markers.untilNextMarker(position)) : remaining;
-                flushed = addOverhead(fpdu, overhead, flushed, o);
-                if (crcEnabled) {
-                    crc.update(ulpdu, index, chunk);
-                }
-                fpdu.addComponent(true, ulpdu.retainedSlice(index, chunk));
-                index += chunk;
-                remaining -= chunk;
+                int chunk = markersEnabled ? Math.min(ulpduLength - at, Markers.untilNextMarker(position))
+                        : ulpduLength - at;
+                writeOverhead(ctx, overhead, base, o);
+                writeUlpdu(ctx, first, second, firstLength, at, chunk);
+                at += chunk;
                 position += chunk;
             }
             // RFC 5044 section 4.1: pad octets are zero and bring length field + ULPDU + pad to a multiple of 4.
@@ -265,40 +295,60 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
             }
             // RFC 5044 section 4.4: CRC-32C over the whole FPDU but the CRC field, markers included,
             // sent least-significant byte first (as Linux siw and Wireshark read it); zero when off.
+            int flushed = overhead.writerIndex() - base;
             int value = crcEnabled ? crc.update(scratch, flushed, o - flushed).value() : 0;
             scratch[o++] = (byte) value;
             scratch[o++] = (byte) (value >>> 8);
             scratch[o++] = (byte) (value >>> 16);
             scratch[o++] = (byte) (value >>> 24);
             position += Fpdu.CRC_LENGTH;
-            fpdu.addComponent(true, overhead.retainedSlice(flushed, o - flushed));
-            // The overhead slices already in the composite share this memory.
-            overhead.writeBytes(scratch, 0, o);
             streamPosition = position;
-            return fpdu;
+            overhead.writeBytes(scratch, flushed, o - flushed);
+            ctx.write(views.slice(overhead, base + flushed, o - flushed), promise);
         } catch (Throwable t) {
-            fpdu.release();
-            throw t;
+            // Part of the FPDU may have gone down the pipeline: the stream cannot continue.
+            promise.tryFailure(t);
+            ctx.close();
         } finally {
-            if (overhead != null) {
-                overhead.release();
-            }
+            overhead.release();
         }
     }
 
     /**
-     * Adds {@code scratch[flushed, o)}, the overhead since the last ULPDU slice, to the CRC and to the
-     * composite as a slice of the overhead buffer (whose content is copied in at the end), and
-     * returns the new flushed mark.
+     * Writes {@code scratch[flushed, o)}, the overhead since the last ULPDU piece ({@code flushed}
+     * being what {@code overhead} holds past {@code base}), into {@code overhead} and down the
+     * pipeline as a view of it, adding it to the CRC.
      */
-    private int addOverhead(CompositeByteBuf fpdu, ByteBuf overhead, int flushed, int o) {
+    private void writeOverhead(ChannelHandlerContext ctx, ByteBuf overhead, int base, int o) {
+        int flushed = overhead.writerIndex() - base;
         if (o > flushed) {
             if (crcEnabled) {
                 crc.update(scratch, flushed, o - flushed);
             }
-            fpdu.addComponent(true, overhead.retainedSlice(flushed, o - flushed));
+            overhead.writeBytes(scratch, flushed, o - flushed);
+            ctx.write(views.slice(overhead, base + flushed, o - flushed), ctx.voidPromise());
         }
-        return o;
+    }
+
+    /** Writes ULPDU octets {@code [at, at + length)} as views of {@code first} and {@code second}, into the CRC. */
+    private void writeUlpdu(ChannelHandlerContext ctx, ByteBuf first, ByteBuf second, int firstLength, int at,
+            int length) {
+        if (at < firstLength) {
+            int n = Math.min(length, firstLength - at);
+            writeView(ctx, first, first.readerIndex() + at, n);
+            at += n;
+            length -= n;
+        }
+        if (length > 0) {
+            writeView(ctx, second, second.readerIndex() + at - firstLength, length);
+        }
+    }
+
+    private void writeView(ChannelHandlerContext ctx, ByteBuf buffer, int index, int length) {
+        if (crcEnabled) {
+            crc.update(buffer, index, length);
+        }
+        ctx.write(views.slice(buffer, index, length), ctx.voidPromise());
     }
 
     private int putMarker(int o, int fpduPtr) {

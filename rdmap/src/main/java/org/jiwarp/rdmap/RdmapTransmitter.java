@@ -55,7 +55,7 @@ public final class RdmapTransmitter implements Consumer<Object> {
      */
     public ChannelFuture write(int stag, long taggedOffset, ByteBuf source, int index, int length, boolean awaited) {
         DdpSegmenter.segmentTagged(out.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_WRITE), stag, taggedOffset,
-                source, index, length, mulpdu, inlineThreshold, this);
+                source, index, length, mulpdu, inlineThreshold, out.payloadViews(), this);
         return endMessage(awaited);
     }
 
@@ -71,7 +71,8 @@ public final class RdmapTransmitter implements Consumer<Object> {
                 ? (solicited ? RdmapOpcode.SEND_WITH_SE_AND_INVALIDATE : RdmapOpcode.SEND_WITH_INVALIDATE)
                 : (solicited ? RdmapOpcode.SEND_WITH_SE : RdmapOpcode.SEND);
         DdpSegmenter.segmentUntagged(out.alloc(), RdmapHeaders.controlByte(opcode), invalidate ? invalidateStag : 0,
-                DdpHeaders.QN_SEND, sendMsn++, source, index, length, mulpdu, inlineThreshold, this);
+                DdpHeaders.QN_SEND, sendMsn++, source, index, length, mulpdu, inlineThreshold, out.payloadViews(),
+                this);
         return endMessage(awaited);
     }
 
@@ -138,7 +139,7 @@ public final class RdmapTransmitter implements Consumer<Object> {
      */
     public long readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length) {
         DdpSegmenter.segmentTagged(out.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE), sinkStag,
-                sinkTaggedOffset, source, index, length, mulpdu, inlineThreshold, this);
+                sinkTaggedOffset, source, index, length, mulpdu, inlineThreshold, out.payloadViews(), this);
         endMessage(false);
         return out.written();
     }

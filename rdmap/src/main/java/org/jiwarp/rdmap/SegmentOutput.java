@@ -2,6 +2,7 @@ package org.jiwarp.rdmap;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelFuture;
+import org.jiwarp.mpa.PayloadViews;
 
 /**
  * Where a stream's DDP segments go: the connection below RDMAP (in jiwarp, MPA's FPDU framer on a
@@ -20,6 +21,14 @@ import io.netty.channel.ChannelFuture;
 public interface SegmentOutput {
 
     ByteBufAllocator alloc();
+
+    /**
+     * Where segments get views of the payload's memory, recycled per connection; {@code null} for
+     * a plain retained slice per segment.
+     */
+    default PayloadViews payloadViews() {
+        return null;
+    }
 
     /** Writes a segment nobody waits for. */
     void write(Object segment);

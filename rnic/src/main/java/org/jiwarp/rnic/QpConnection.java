@@ -12,7 +12,9 @@ import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
+import org.jiwarp.mpa.FpduFramer;
 import org.jiwarp.mpa.MpaParameters;
+import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.mpa.RtrType;
 import org.jiwarp.rdmap.OutboundReads;
 import org.jiwarp.rdmap.RdmapListener;
@@ -49,6 +51,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     private final CompletableFuture<QpConnection> established = new CompletableFuture<>();
     private final UntaggedQueue receives;
     private ChannelHandlerContext ctx;
+    /** Views of registered memory for the segments sent, recycled on the event loop. */
+    private PayloadViews payloadViews;
     private MpaParameters parameters;
     private RdmapTransmitter transmitter;
     private RdmapReceiver receiver;
@@ -137,12 +141,15 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     }
 
     private void start(MpaParameters parameters) {
+        // One set of views and overhead slabs per connection, shared with the framer when there is one.
+        FpduFramer framer = ctx.pipeline().get(FpduFramer.class);
+        payloadViews = framer != null ? framer.payloadViews() : new PayloadViews(ctx.executor());
         this.parameters = parameters;
         // RFC 6581: a Read RTR used MSN 1 of queue 1, so that queue's MSNs start at 2 in its direction.
         boolean readRtr = parameters.rtr() == RtrType.READ;
         int pd = config.pd().id();
         OutboundReads outboundReads = new OutboundReads(Math.max(parameters.ord(), 0));
-        output = new SegmentWriter(ctx);
+        output = new SegmentWriter(ctx, payloadViews);
         transmitter = new RdmapTransmitter(output, parameters.mulpdu(), config.inlineThreshold(),
                 readRtr && parameters.initiator() ? 2 : 1);
         readResponder = new ReadResponder(stags, pd, qp.number(), transmitter, parameters.ird(),
@@ -402,6 +409,9 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         }
         if (state.apply(QpEvent.CONNECTION_CLOSED).enteredError()) {
             enterError();
+        }
+        if (payloadViews != null) {
+            payloadViews.clear();
         }
         ctx.fireChannelInactive();
     }

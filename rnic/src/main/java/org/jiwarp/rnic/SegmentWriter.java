@@ -3,6 +3,7 @@ package org.jiwarp.rnic;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
+import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.rdmap.SegmentOutput;
 
 /**
@@ -14,17 +15,27 @@ final class SegmentWriter implements SegmentOutput {
 
     private final ChannelHandlerContext ctx;
     private final OctetsToTcp octets;
+    private final PayloadViews payloadViews;
     private boolean flushNeeded;
 
-    /** @param ctx the queue pair's connection's context; puts an {@link OctetsToTcp} first in its pipeline */
-    SegmentWriter(ChannelHandlerContext ctx) {
+    /**
+     * @param ctx          the queue pair's connection's context; puts an {@link OctetsToTcp} first in its pipeline
+     * @param payloadViews the connection's recycled views of registered memory and overhead
+     */
+    SegmentWriter(ChannelHandlerContext ctx, PayloadViews payloadViews) {
         this.ctx = ctx;
         this.octets = OctetsToTcp.addFirst(ctx.pipeline());
+        this.payloadViews = payloadViews;
     }
 
     @Override
     public ByteBufAllocator alloc() {
         return ctx.alloc();
+    }
+
+    @Override
+    public PayloadViews payloadViews() {
+        return payloadViews;
     }
 
     @Override

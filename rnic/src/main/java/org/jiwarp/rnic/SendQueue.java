@@ -8,6 +8,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import java.util.ArrayDeque;
+import java.util.function.Consumer;
 import org.jiwarp.mpa.FirstFpduGate;
 import org.jiwarp.rdmap.OutboundReads;
 import org.jiwarp.rdmap.RdmapTransmitter;
@@ -46,17 +47,15 @@ final class SendQueue implements ChannelFutureListener {
      * 1: a Terminate "sent instead of the request"), or {@code null}: verbs behaviour, the work
      * request completes in error and the queue pair goes on.
      */
-    private final java.util.function.Consumer<TerminateError> localError;
+    private final Consumer<TerminateError> localError;
     /** The Request Identifier of the next Atomic Request. */
     private int atomicRequestId;
-    private final ArrayDeque<SendSlot> posted = new ArrayDeque<>();
+    private final PostedSlots posted = new PostedSlots();
     private final ArrayDeque<SendSlot> waiting = new ArrayDeque<>();
     /** Issue number of the last Write, Send or Immediate Data issued. */
     private long issued;
-    /** Issue numbers whose promise is pending, oldest first (a ring; promises complete in write order). */
-    private long[] awaited = new long[16];
-    private int awaitedHead;
-    private int awaitedCount;
+    /** Issue numbers whose promise is pending, oldest first. */
+    private final IssueMarks awaited = new IssueMarks();
     /** The highest issue number known to have reached TCP or awaited by a pending promise. */
     private long covered;
     /** Inside {@link #flushed}, and whether it was asked again meanwhile. */
@@ -66,13 +65,8 @@ final class SendQueue implements ChannelFutureListener {
     private boolean flushedAgain;
 
     SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
-            Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306) {
-        this(ctx, transmitter, outboundReads, completions, pd, state, rfc7306, null);
-    }
-
-    SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
             Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306,
-            java.util.function.Consumer<TerminateError> localError) {
+            Consumer<TerminateError> localError) {
         this.localError = localError;
         this.ctx = ctx;
         this.transmitter = transmitter;
@@ -231,15 +225,7 @@ final class SendQueue implements ChannelFutureListener {
 
     /** {@code written} completes once everything issued up to {@code upTo} has reached TCP. */
     private void await(long upTo, ChannelFuture written) {
-        if (awaitedCount == awaited.length) {
-            long[] grown = new long[awaited.length * 2];
-            for (int i = 0; i < awaitedCount; i++) {
-                grown[i] = awaited[(awaitedHead + i) % awaited.length];
-            }
-            awaited = grown;
-            awaitedHead = 0;
-        }
-        awaited[(awaitedHead + awaitedCount++) % awaited.length] = upTo;
+        awaited.add(upTo);
         covered = Math.max(covered, upTo);
         written.addListener(this);
     }
@@ -251,18 +237,15 @@ final class SendQueue implements ChannelFutureListener {
      */
     @Override
     public void operationComplete(ChannelFuture future) {
-        if (awaitedCount == 0) {
-            return; // flushed meanwhile
+        if (!awaited.isEmpty()) { // else flushed meanwhile
+            written(awaited.poll(), future.isSuccess());
         }
-        long upTo = awaited[awaitedHead];
-        awaitedHead = (awaitedHead + 1) % awaited.length;
-        awaitedCount--;
-        written(upTo, future.isSuccess());
     }
 
     /** Every Write and Send issued up to {@code upTo} has reached TCP, or the connection failed. */
     private void written(long upTo, boolean success) {
-        for (SendSlot slot : posted) {
+        for (int i = 0; i < posted.size(); i++) {
+            SendSlot slot = posted.get(i);
             if (slot.issued > upTo) {
                 break;
             }
@@ -391,7 +374,8 @@ final class SendQueue implements ChannelFutureListener {
 
     /** The peer's Terminate: the oldest unfinished work carries its error (RFC 5040 section 5.6). */
     void remoteTerminate(TerminateError error) {
-        for (SendSlot slot : posted) {
+        for (int i = 0; i < posted.size(); i++) {
+            SendSlot slot = posted.get(i);
             if (!slot.done) {
                 slot.done = true;
                 slot.status = error != null && error.layer() != TerminateLayer.LLP && error.errorType() == 1
@@ -405,14 +389,15 @@ final class SendQueue implements ChannelFutureListener {
 
     /** On the way to ERROR: everything still outstanding completes in flush error, once. */
     void flush() {
-        for (SendSlot slot : posted) {
+        for (int i = 0; i < posted.size(); i++) {
+            SendSlot slot = posted.get(i);
             if (!slot.done) {
                 slot.done = true;
                 slot.status = WcStatus.WORK_REQUEST_FLUSH_ERROR;
             }
         }
         waiting.clear();
-        awaitedCount = 0;
+        awaited.clear();
         outboundReads.flush();
         reportInOrder();
     }
@@ -425,7 +410,8 @@ final class SendQueue implements ChannelFutureListener {
         // unsignaled Read retires with its own response, or with a later Read's. The head has none (no iterator).
         if (status == WcStatus.SUCCESS && posted.peekFirst() != slot) {
             boolean read = slot.opcode.awaitsResponse();
-            for (SendSlot earlier : posted) {
+            for (int i = 0; i < posted.size(); i++) {
+                SendSlot earlier = posted.get(i);
                 if (earlier == slot) {
                     break;
                 }

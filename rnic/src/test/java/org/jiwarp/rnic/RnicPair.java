@@ -30,8 +30,13 @@ public final class RnicPair implements AutoCloseable {
     public final RnicListener listener;
 
     public RnicPair(MpaSettings mpa, int regionSize, QpConfigurer configure) throws Exception {
-        serverRnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa));
-        clientRnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa));
+        this(RnicOptions.defaults().threads(1).mpa(mpa), regionSize, configure);
+    }
+
+    /** Both ends opened with {@code options} (one event loop thread each in the usual case). */
+    public RnicPair(RnicOptions options, int regionSize, QpConfigurer configure) throws Exception {
+        serverRnic = Rnic.open(options);
+        clientRnic = Rnic.open(options);
         serverPd = serverRnic.allocatePd();
         clientPd = clientRnic.allocatePd();
         serverCq = serverRnic.createCq(1 << 16);

@@ -270,24 +270,39 @@ public final class RawPeer implements AutoCloseable {
         }
     }
 
-    /** Flips the last ULPDU octet of the next FPDU once armed (the CRC no longer matches). */
+    /**
+     * Flips the last ULPDU octet of the next FPDU once armed (the CRC no longer matches). The framer
+     * writes an FPDU as several buffers (length field, ULPDU pieces, pad and CRC): the octet is
+     * counted from the first buffer after arming, whichever buffer it falls in is copied and flipped.
+     */
     private static final class Corrupter extends ChannelOutboundHandlerAdapter {
         volatile boolean armed;
+        /** Octets still to pass before the one to flip, or -1 until the next FPDU's length is seen. */
+        private int untilTarget = -1;
 
         @Override
         public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-            if (!armed || !(msg instanceof ByteBuf)) {
+            if (!armed || !(msg instanceof ByteBuf) || !((ByteBuf) msg).isReadable()) {
                 ctx.write(msg, promise);
                 return;
             }
+            ByteBuf piece = (ByteBuf) msg;
+            if (untilTarget < 0) {
+                // No markers here: the FPDU starts with ULPDU_LENGTH, then the ULPDU.
+                untilTarget = Fpdu.HEADER_LENGTH + Fpdu.ulpduLength(piece, piece.readerIndex()) - 1;
+            }
+            int length = piece.readableBytes();
+            if (untilTarget >= length) {
+                untilTarget -= length;
+                ctx.write(msg, promise);
+                return;
+            }
+            ByteBuf copy = ctx.alloc().buffer(length);
+            copy.writeBytes(piece, piece.readerIndex(), length);
+            piece.release();
+            copy.setByte(untilTarget, copy.getByte(untilTarget) ^ 0x01);
             armed = false;
-            ByteBuf fpdu = (ByteBuf) msg;
-            ByteBuf copy = ctx.alloc().buffer(fpdu.readableBytes());
-            copy.writeBytes(fpdu, fpdu.readerIndex(), fpdu.readableBytes());
-            fpdu.release();
-            // No markers here: the FPDU starts with ULPDU_LENGTH, then the ULPDU.
-            int last = Fpdu.HEADER_LENGTH + Fpdu.ulpduLength(copy, 0) - 1;
-            copy.setByte(last, copy.getByte(last) ^ 0x01);
+            untilTarget = -1;
             ctx.write(copy, promise);
         }
     }
