@@ -36,8 +36,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>{@code frame}: write each ULPDU (a retained duplicate of a pooled direct buffer) through
  * {@link FpduFramer}, flush, take and release the FPDUs. {@code deframe}: pass the same stream,
  * framed beforehand by {@link FpduWriter}, as one buffer through {@link FpduDeframer} and release the
- * ULPDUs. {@code deframeAndPlace}: the same stream through a deframer in streaming mode ({@link
- * FpduDeframer#streamTo}), whose sink takes a 14-octet header per ULPDU and copies each payload piece
+ * ULPDUs. {@code deframeAndPlace}: the same stream through a deframer with a sink ({@link
+ * FpduDeframer#deliverTo}; with CRC, each FPDU held until verified), whose sink takes a 14-octet header per ULPDU and copies each payload piece
  * straight from the input into a 1 MiB direct region, as the RNIC's tagged placement does: the one
  * pass over the octets that the receive path makes. With markers on, a short filler ULPDU makes the stream a multiple of 512 octets, so that
  * every operation starts at the same marker phase. The {@code ulpduBytes} counter is ULPDU payload
@@ -112,7 +112,7 @@ public class FpduFramingBenchmark {
         deframerChannel = new EmbeddedChannel(new FpduDeframer(crc, markers));
         FpduDeframer streaming = new FpduDeframer(crc, markers);
         placing = new PlacingSink();
-        streaming.streamTo(placing);
+        streaming.deliverTo(placing);
         streamingChannel = new EmbeddedChannel(streaming);
     }
 
@@ -124,16 +124,15 @@ public class FpduFramingBenchmark {
         int ulpdus;
 
         @Override
-        public int headerLength(int firstOctet) {
+        public int headerLength(int ddpControl, int rdmapControl, int ulpduLength) {
             return 14;
         }
 
         @Override
-        public boolean begin(ByteBuf header, int ulpduLength) {
+        public void begin(ByteBuf header, int ulpduLength) {
             if (at + ulpduLength > REGION) {
                 at = 0;
             }
-            return true;
         }
 
         @Override
@@ -144,11 +143,6 @@ public class FpduFramingBenchmark {
 
         @Override
         public void end() {
-            ulpdus++;
-        }
-
-        @Override
-        public void whole(ByteBuf ulpdu) {
             ulpdus++;
         }
     }

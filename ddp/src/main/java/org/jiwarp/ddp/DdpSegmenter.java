@@ -68,11 +68,23 @@ public final class DdpSegmenter {
     public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
             ByteBuf source, int index, int length, int mulpdu, int inline, PayloadViews views,
             Consumer<Object> out) {
+        segmentTagged(alloc, rdmapControl, stag, taggedOffset, source, index, length, true, mulpdu, inline, views, out);
+    }
+
+    /**
+     * As {@link #segmentTagged(ByteBufAllocator, int, int, long, ByteBuf, int, int, int, int,
+     * PayloadViews, Consumer)} for a part of a tagged message sent in several calls (a long Read
+     * Response issued as the connection takes it): L is set on the part's last segment only when
+     * {@code endsMessage}.
+     */
+    public static void segmentTagged(ByteBufAllocator alloc, int rdmapControl, int stag, long taggedOffset,
+            ByteBuf source, int index, int length, boolean endsMessage, int mulpdu, int inline, PayloadViews views,
+            Consumer<Object> out) {
         int chunk = chunk(mulpdu, DdpHeaders.TAGGED_HEADER_LENGTH);
         int offset = 0;
         do {
             int n = Math.min(chunk, length - offset);
-            boolean last = offset + n == length;
+            boolean last = endsMessage && offset + n == length;
             ByteBuf header = header(alloc, DdpHeaders.TAGGED_HEADER_LENGTH, n, inline, views);
             DdpHeaders.writeTagged(header, last, rdmapControl, stag, taggedOffset + offset);
             out.accept(ulpdu(header, source, index + offset, n, inline, views));

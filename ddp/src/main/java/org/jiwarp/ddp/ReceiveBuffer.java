@@ -194,6 +194,36 @@ public final class ReceiveBuffer {
         bytesPlaced += length;
     }
 
+    /**
+     * Opens {@code window} over where the next octets of the message go, at most {@code length} of
+     * them and never past the current segment of the scatter list, for a read straight into place;
+     * {@link #placed} then counts what arrived.
+     *
+     * @return the window, or {@code null} when that memory cannot be read into straight or its region
+     *     went (the octets then come through {@link #append}, which reports the region gone)
+     */
+    PlacementWindow window(PlacementWindow window, int length) {
+        int segment = cursorSegment;
+        int offset = cursorOffset;
+        while (segment < count && lengths[segment] == offset) {
+            segment++;
+            offset = 0;
+        }
+        if (segment == count || !PlacementWindow.canWindow(segments[segment])) {
+            return null;
+        }
+        cursorSegment = segment;
+        cursorOffset = offset;
+        int n = Math.min(length, lengths[segment] - offset);
+        return window.open(segments[segment], starts[segment] + offset, n, regions[segment]);
+    }
+
+    /** {@code length} octets arrived straight in the window {@link #window} opened. */
+    void placed(int length) {
+        cursorOffset += length;
+        bytesPlaced += length;
+    }
+
     @Override
     public String toString() {
         return "ReceiveBuffer[wr " + workRequestId + ", " + count + " segments, " + bytesPlaced + "/"

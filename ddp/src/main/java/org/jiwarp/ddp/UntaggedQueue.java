@@ -258,6 +258,20 @@ public final class UntaggedQueue {
         }
     }
 
+    /**
+     * Direct placement: opens {@code window} over where the segment begun goes next, at most
+     * {@code length} octets (see {@link ReceiveBuffer}); {@code null} when it cannot be read into
+     * straight, and the octets then come through {@link #append}.
+     */
+    public PlacementWindow window(PlacementWindow window, int length) {
+        return current.window(window, length);
+    }
+
+    /** {@code length} octets of the segment begun arrived straight in the last {@link #window}. */
+    public void placed(int length) {
+        current.placed(length);
+    }
+
     /** The segment begun ends: with L, its message is complete and the next MSN is expected. */
     public Placement end(boolean last) {
         ReceiveBuffer buffer = current;

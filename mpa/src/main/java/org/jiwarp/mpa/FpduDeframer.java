@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import org.jiwarp.wire.crc.Crc32c;
+import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.mpa.Fpdu;
 import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.Markers;
@@ -13,10 +14,8 @@ import org.jiwarp.wire.rdmap.TerminateError;
 /**
  * Turns the inbound byte stream of MPA full operation into ULPDUs (RFC 5044 sections 4.1-4.4, 6) in
  * one pass over each TCP read, as Linux siw's receive path does: the length field and the ULP
- * header are taken as soon as their octets arrive, the payload goes on from each read as it is, the
- * CRC-32C runs over the pieces as they pass, and markers are checked and stripped in the same pass.
- * Nothing of an FPDU is carried from one read to the next but the few octets of a field cut by the
- * read's end (a length field, a marker, the CRC, a ULP header).
+ * header are taken as soon as their octets arrive, markers are checked and stripped in the same
+ * pass, and the CRC-32C runs over the pieces as they pass.
  *
  * <pre>
  *  stream position: 0 mod 512                                      0 mod 512
@@ -26,20 +25,22 @@ import org.jiwarp.wire.rdmap.TerminateError;
  *  | FPDUPTR| LENGTH|                               | FPDUPTR|           |     | LE  |
  *  +--------+-------+-------------------------------+--------+-----------+-----+-----+
  *             read 1 ...........|  read 2 ..........................|  read 3 .......
- *                    header ---> payload pieces, one per read and per marker gap ---> end
  * </pre>
  *
  * <p>Where ULPDUs go:
  * <ul>
- *   <li>Once the layer above has called {@link #streamTo}, to its {@link UlpduSink}: the header it
- *       asks for, then each payload piece straight from the read (no slice, no copy here), then the
- *       end once the CRC and markers are good; or, when the sink declines to stream a ULPDU, the
- *       whole ULPDU (gathered in one reused buffer) once it is checked. The switch happens between
- *       FPDUs.</li>
- *   <li>Before that (MPA setup's first FPDUs, the test kit's raw peers), up the pipeline as one
- *       {@link ByteBuf} per ULPDU, released by whoever receives it: a retained slice of the read
- *       when the whole FPDU is in it without markers, else a buffer the ULPDU is gathered into as its
- *       pieces pass. An FPDU goes up only once it is complete and valid.</li>
+ *   <li>Once the layer above has given a {@link UlpduSink} ({@link #deliverTo}, before the first
+ *       FPDU), to it, from the first FPDU on. <b>Without CRC</b> the header goes to the sink as soon
+ *       as its octets are in, then the payload, straight from each read or, for a payload long
+ *       enough, read by the socket straight into the memory the sink names ({@link
+ *       UlpduSink#placementWindow}: direct placement, one copy, the kernel's); then the end once the
+ *       trailer is in. <b>With CRC</b> each ULPDU is held (in one pooled buffer of its length, which
+ *       the socket reads into straight when the ULPDU is long) until the FPDU's CRC is verified,
+ *       and only then handed to the sink: nothing of an FPDU whose CRC fails reaches the layer
+ *       above (RFC 5044 section 8), so a header damaged on the wire never decides where octets go.
+ *       </li>
+ *   <li>Without a sink (the test kit's raw peers), up the pipeline as one {@link ByteBuf} per ULPDU,
+ *       released by whoever receives it, once the FPDU is complete and valid.</li>
  * </ul>
  *
  * <p>Checks, in stream order:
@@ -56,28 +57,27 @@ import org.jiwarp.wire.rdmap.TerminateError;
  *       sends zeros).</li>
  * </ol>
  *
- * <p><b>What a bad FPDU leaves behind.</b> A streamed payload is placed before its FPDU's CRC is
- * known, which departs from the letter of RFC 5044 section 6 (verify the FPDU before passing its
- * ULPDU to DDP) as Linux siw does; the requirement matrix records it (5044-6-01). What keeps it
- * safe: the headers are checked first, so DDP and RDMAP validate the target before one octet goes
- * there; RFC 5041 keeps Placement apart from Delivery (section 5.4: a message is delivered once all
- * its segments are placed), and delivery waits for the CRC ({@link UlpduSink#end}); a bad CRC ends
- * the stream (RFC 5044 section 8) with a Terminate, and the message never completes (no Read
- * completion). What was placed stays in the validated buffer as the undefined contents of a message
- * never delivered. Nothing is ever placed outside a target that passed its checks.
+ * <p>The connection's first ULPDU may be an RFC 6581 ready-to-receive frame, which the codec checks
+ * and swallows ({@link RtrExchange}); its arrival opens the responder's {@link FirstFpduGate}.
  *
  * <p>On the first error the deframer throws an {@link MpaException} carrying the error (Netty passes
  * it to {@code exceptionCaught} down the pipeline) and discards every octet after it. It does not
  * close the connection: RFC 5044 section 8 leaves that to DDP's ULP (jiwarp's RDMAP sends its
  * Terminate, then closes). A partial FPDU left when the channel goes inactive is dropped silently:
- * reporting a lost connection is the connection handler's job. {@link FpduReader} is the
- * copying reference for the same rules.
+ * reporting a lost connection is the connection handler's job. {@link FpduReader} is the copying
+ * reference for the same rules.
  *
- * <p>Per FPDU nothing is allocated in streaming mode; in pipeline mode the emitted buffer. The
- * stream position counts from the first octet after the MPA Request or Reply, the marker origin of
- * RFC 5044 section 4.3. Not sharable: one instance per connection.
+ * <p>Per FPDU nothing is allocated with a sink (a held ULPDU's buffer is pooled); without one, the
+ * emitted buffer. The stream position counts from the first octet after the MPA Request or Reply,
+ * the marker origin of RFC 5044 section 4.3. Not sharable: one instance per connection.
  */
 public final class FpduDeframer extends ChannelInboundHandlerAdapter {
+
+    /**
+     * Payload octets below which no read goes straight into the target: a read (a system call) of
+     * its own costs more than copying fewer octets out of a larger read.
+     */
+    static final int DIRECT_READ_MIN = 4096;
 
     private final boolean crcEnabled;
     private final boolean markersEnabled;
@@ -85,8 +85,15 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     private final Crc32c crc = new Crc32c();
     private long streamPosition;
     private boolean failed;
-    /** Where ULPDUs go from the next FPDU on; {@code null}: up the pipeline. */
+    /** Where ULPDUs go; {@code null}: up the pipeline. */
     private UlpduSink sink;
+    /** The first ULPDU's RFC 6581 exchange, until that ULPDU is in; {@code null} without one. */
+    private RtrExchange rtr;
+    /** Where an RTR answer goes, and the responder's gate that the first FPDU opens. */
+    private FpduFramer framer;
+    private FirstFpduGate gate;
+    private boolean firstFpduSeen;
+    private ChannelHandlerContext ctx;
 
     // The FPDU in progress.
     private boolean inFpdu;
@@ -103,19 +110,26 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     private int field;
     /** Octets of the marker in progress consumed, 0 between markers. */
     private int markerOctets;
-    /** The FPDUPTR of the marker in progress, gathered so far. */
+    /** The FPDU PTR of the marker in progress, gathered so far. */
     private int fpduPtr;
-    /** The sink this FPDU goes to, or {@code null} (up the pipeline). */
+    /** The length of the last complete ULPDU: whether the next is likely long enough to read straight. */
+    private int lastUlpduLength;
+
+    // The ULPDU in progress.
+    /** The sink it goes to, or {@code null} (up the pipeline). */
     private UlpduSink current;
-    /** Sink: the payload goes to it in pieces. */
-    private boolean streaming;
-    /** Sink: header octets still to come before {@link UlpduSink#begin}. */
-    private int headerWanted;
-    /** Sink: the ULP header (reused). */
-    private final ByteBuf header = Unpooled.buffer(32);
-    /** The ULPDU gathered whole: a new buffer for the pipeline, {@link #wholeForSink} for the sink. */
+    /** Whether it is gathered whole and handed on only once the FPDU is checked (CRC, an RTR check, no sink). */
+    private boolean holding;
+    /** The ULPDU gathered whole (pooled; its capacity is the ULPDU's length). */
     private ByteBuf gathered;
-    private ByteBuf wholeForSink;
+    /** Streaming: the header gathered for {@link UlpduSink#begin}, and the octets of it still wanted (-1: ask). */
+    private final ByteBuf header = Unpooled.buffer(64);
+    private int headerWanted;
+    private boolean begun;
+
+    /** The buffer the channel's last read went into straight, and whether it is a view of {@link #gathered}. */
+    private ByteBuf directRead;
+    private boolean directIntoGathered;
 
     /** A deframer that accepts ULPDUs up to 65535 octets. */
     public FpduDeframer(boolean crc, boolean markers) {
@@ -148,10 +162,22 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
 
     /**
      * From the next FPDU on, ULPDUs go to {@code sink} instead of up the pipeline. Called on the
-     * channel's event loop (typically while the previous ULPDU goes up).
+     * channel's event loop before the first FPDU (while the connection is set up).
      */
-    public void streamTo(UlpduSink sink) {
+    public void deliverTo(UlpduSink sink) {
         this.sink = sink;
+    }
+
+    /** The codec's first-FPDU duties: the RTR check ({@code null}: none), the answer's way out, the gate to open. */
+    void firstFpdu(RtrExchange rtr, FpduFramer framer, FirstFpduGate gate) {
+        this.rtr = rtr;
+        this.framer = framer;
+        this.gate = gate;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
     }
 
     @Override
@@ -162,6 +188,13 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         }
         ByteBuf in = (ByteBuf) msg;
         try {
+            if (in == directRead) {
+                directRead = null;
+                if (!failed) {
+                    readStraight(in.readableBytes());
+                }
+                return;
+            }
             int i = in.readerIndex();
             int end = in.writerIndex();
             while (i < end && !failed) {
@@ -192,11 +225,11 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Pipeline mode without markers, at an FPDU's start: when the whole FPDU is in this read, its
-     * ULPDU goes up as a retained slice (no copy). Returns the octets consumed, 0 when it does not apply.
+     * Without a sink or markers, at an FPDU's start: when the whole FPDU is in this read, its ULPDU
+     * goes up as a retained slice (no copy). Returns the octets consumed, 0 when it does not apply.
      */
     private int wholeFpduInPlace(ChannelHandlerContext ctx, ByteBuf in, int i, int end) {
-        if (sink != null || markersEnabled || end - i < Fpdu.HEADER_LENGTH) {
+        if (sink != null || rtr != null || markersEnabled || end - i < Fpdu.HEADER_LENGTH) {
             return 0;
         }
         int length = Fpdu.ulpduLength(in, i);
@@ -209,7 +242,9 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
             check(crc.reset().update(in, i, crcIndex - i).value(), Fpdu.crc(in, crcIndex), streamPosition);
         }
         streamPosition += wireLength;
+        firstFpduSeen = true;
         ctx.fireChannelRead(in.retainedSlice(i + Fpdu.HEADER_LENGTH, length));
+        openGate();
         return wireLength;
     }
 
@@ -304,63 +339,69 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         }
         contentLength = Fpdu.length(ulpduLength);
         current = sink;
-        streaming = false;
-        headerWanted = 0;
-        if (current == null) {
-            gathered = ctx.alloc().buffer(ulpduLength);
-        } else {
-            // The header length is asked for with the ULPDU's first octet (see ulpduOctets).
-            headerWanted = -1;
-            gathered = null;
+        // RFC 5044 section 8: with CRC, nothing goes up before the FPDU is verified; an RTR frame is
+        // checked whole; without a sink the ULPDU goes up whole.
+        holding = current == null || crcEnabled || rtr != null;
+        begun = false;
+        headerWanted = -1;
+        header.clear();
+        if (holding) {
+            gathered = current == null ? ctx.alloc().buffer(ulpduLength) : ctx.alloc().directBuffer(ulpduLength);
         }
     }
 
-    /** {@code n} octets of the ULPDU at {@code i}: header, payload piece, or gathered whole. */
+    /** {@code n} octets of the ULPDU at {@code i}: gathered whole, or header and payload to the sink. */
     private void ulpduOctets(ByteBuf in, int i, int n) {
-        if (current == null) {
+        if (holding) {
             gathered.writeBytes(in, i, n);
             return;
         }
-        if (headerWanted < 0) {
-            int wanted = current.headerLength(in.getUnsignedByte(i));
-            if (wanted <= 0 || wanted > ulpduLength) {
-                gatherWhole();
-            } else {
-                headerWanted = wanted;
-                header.clear();
-            }
-        }
-        if (headerWanted > 0) {
-            int h = Math.min(n, headerWanted);
-            header.writeBytes(in, i, h);
-            headerWanted -= h;
+        if (!begun) {
+            int h = headerOctets(in, i, n);
             i += h;
             n -= h;
-            if (headerWanted > 0) {
-                return;
-            }
-            streaming = current.begin(header, ulpduLength);
-            if (!streaming) {
-                gatherWhole();
-                gathered.writeBytes(header, header.readerIndex(), header.readableBytes());
-            }
         }
-        if (n == 0) {
-            return;
-        }
-        if (streaming) {
+        if (n > 0) {
             current.payload(in, i, n);
-        } else {
-            gathered.writeBytes(in, i, n);
         }
     }
 
-    private void gatherWhole() {
-        headerWanted = 0;
-        if (wholeForSink == null) {
-            wholeForSink = Unpooled.buffer(Math.max(64, ulpduLength));
+    /**
+     * Takes the octets of a streamed ULPDU's header, asks the sink how long it is once the first two
+     * are in, and begins the ULPDU once it is whole. Returns how many of the {@code n} octets it took.
+     */
+    private int headerOctets(ByteBuf in, int i, int n) {
+        int taken = 0;
+        while (taken < n && !begun) {
+            if (headerWanted < 0) {
+                int k = Math.min(n - taken, 2 - header.readableBytes());
+                header.writeBytes(in, i + taken, k);
+                taken += k;
+                if (header.readableBytes() == 2) {
+                    headerWanted = headerLength(current, header.getUnsignedByte(0), header.getUnsignedByte(1)) - 2;
+                    beginIfWhole();
+                }
+            } else {
+                int k = Math.min(n - taken, headerWanted);
+                header.writeBytes(in, i + taken, k);
+                taken += k;
+                headerWanted -= k;
+                beginIfWhole();
+            }
         }
-        gathered = wholeForSink.clear();
+        return taken;
+    }
+
+    private void beginIfWhole() {
+        if (headerWanted == 0) {
+            begun = true;
+            current.begin(header, ulpduLength);
+        }
+    }
+
+    /** The sink's header length for this ULPDU, within [2, ULPDU length] (a ULPDU of 2 octets or more). */
+    private int headerLength(UlpduSink to, int ddpControl, int rdmapControl) {
+        return Math.max(2, Math.min(ulpduLength, to.headerLength(ddpControl, rdmapControl, ulpduLength)));
     }
 
     /** The CRC field is in: check it, then the ULPDU goes on. */
@@ -369,28 +410,162 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         if (crcEnabled) {
             check(crc.value(), field, fpduStart);
         }
+        lastUlpduLength = ulpduLength;
         UlpduSink to = current;
         ByteBuf ulpdu = gathered;
         gathered = null;
         current = null;
-        if (to == null) {
-            ctx.fireChannelRead(ulpdu);
-        } else if (streaming) {
-            to.end();
-        } else {
-            if (ulpdu == null) {
-                ulpdu = gatheredEmpty();
+        boolean first = !firstFpduSeen;
+        firstFpduSeen = true;
+        try {
+            if (first && rtr != null && rtrSwallowed(ulpdu)) {
+                return;
             }
-            to.whole(ulpdu);
+            if (to == null) {
+                ctx.fireChannelRead(ulpdu);
+                ulpdu = null;
+            } else if (holding) {
+                deliverHeld(to, ulpdu);
+            } else {
+                if (!begun) {
+                    // A ULPDU of fewer than two octets: whatever there is goes as its header.
+                    begun = true;
+                    to.begin(header, ulpduLength);
+                }
+                to.end();
+            }
+        } finally {
+            if (ulpdu != null) {
+                ulpdu.release();
+            }
+            if (first) {
+                openGate();
+            }
         }
     }
 
-    /** An empty ULPDU for the sink (no ULPDU octet came to ask for the header length). */
-    private ByteBuf gatheredEmpty() {
-        ulpduLength = 0;
-        gatherWhole();
-        return gathered;
+    /** A held ULPDU, verified: its header, then the rest as payload, then its end. */
+    private void deliverHeld(UlpduSink to, ByteBuf ulpdu) {
+        int wanted = ulpduLength < 2 ? ulpduLength
+                : headerLength(to, ulpdu.getUnsignedByte(0), ulpdu.getUnsignedByte(1));
+        header.clear().writeBytes(ulpdu, 0, wanted);
+        begun = true;
+        to.begin(header, ulpduLength);
+        if (wanted < ulpduLength) {
+            to.payload(ulpdu, wanted, ulpduLength - wanted);
+        }
+        to.end();
     }
+
+    /**
+     * The connection's first ULPDU, while an RFC 6581 exchange is expected: the RTR frame is checked,
+     * answered and swallowed ({@code true}); a Terminate goes on ({@code false}).
+     */
+    private boolean rtrSwallowed(ByteBuf ulpdu) {
+        RtrExchange exchange = rtr;
+        rtr = null;
+        ByteBuf answer;
+        try {
+            answer = exchange.firstUlpdu(ulpdu, ctx.alloc());
+        } catch (MpaException e) {
+            throw fail(e.error(), e.getMessage());
+        }
+        if (answer == null) {
+            return false;
+        }
+        if (answer.isReadable()) {
+            framer.writeNow(answer);
+        } else {
+            answer.release();
+        }
+        return true;
+    }
+
+    private void openGate() {
+        if (gate != null) {
+            FirstFpduGate open = gate;
+            gate = null;
+            open.open();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Reads straight into place (see FpduReads)
+
+    /**
+     * A buffer the channel's next read may fill straight, with no copy after it: a window over the
+     * memory where the ULPDU's next payload octets go (without CRC, from the sink), or over the
+     * held ULPDU's buffer (with CRC); {@code null} when the next octets are not such a run, or it is
+     * shorter than {@link #DIRECT_READ_MIN}.
+     */
+    ByteBuf directReadBuffer() {
+        directRead = null;
+        if (failed || !inFpdu || current == null || content < Fpdu.HEADER_LENGTH) {
+            return null;
+        }
+        int remaining = Fpdu.HEADER_LENGTH + ulpduLength - content;
+        if (markersEnabled) {
+            if (markerOctets > 0 || Markers.isMarkerPosition(streamPosition)) {
+                return null;
+            }
+            remaining = Math.min(remaining, Markers.untilNextMarker(streamPosition));
+        }
+        if (remaining < DIRECT_READ_MIN) {
+            return null;
+        }
+        ByteBuf buffer;
+        if (holding) {
+            buffer = gathered.retainedSlice(gathered.writerIndex(), remaining).clear();
+        } else if (begun) {
+            buffer = current.placementWindow(remaining);
+        } else {
+            buffer = null;
+        }
+        directRead = buffer;
+        directIntoGathered = holding;
+        return buffer;
+    }
+
+    /**
+     * How many octets the next read should take when it is to stop right where a long payload
+     * starts (the rest of this FPDU's trailer, the next length field and, without CRC, the longest
+     * DDP header), so that the payload can then be read straight; 0 when no such read is due (the
+     * last ULPDU was short, markers are on, or the ULPDU in progress is past its header).
+     */
+    int readToPayload() {
+        if (failed || sink == null || markersEnabled || lastUlpduLength < DIRECT_READ_MIN) {
+            return 0;
+        }
+        int header = crcEnabled ? 0 : DdpHeaders.UNTAGGED_HEADER_LENGTH;
+        if (!inFpdu) {
+            return Fpdu.HEADER_LENGTH + header;
+        }
+        if (content < Fpdu.HEADER_LENGTH) {
+            return Fpdu.HEADER_LENGTH - content + header;
+        }
+        if (content >= Fpdu.HEADER_LENGTH + ulpduLength) {
+            return contentLength - content + Fpdu.HEADER_LENGTH + header;
+        }
+        return !holding && !begun && headerWanted > 0 ? headerWanted : 0;
+    }
+
+    /** The last read handed out by {@link #directReadBuffer} brought nothing. */
+    void directReadMissed() {
+        directRead = null;
+    }
+
+    /** {@code n} octets of the ULPDU arrived straight where {@link #directReadBuffer} said. */
+    private void readStraight(int n) {
+        if (directIntoGathered) {
+            update(gathered, gathered.writerIndex(), n);
+            gathered.writerIndex(gathered.writerIndex() + n);
+        } else {
+            current.placed(n);
+        }
+        advance(n);
+    }
+
+    // ---------------------------------------------------------------------------------------------
 
     /** RFC 5044 section 4.4: CRC-32C over the FPDU up to the CRC field; section 6: a bad one never reaches the ULP. */
     private void check(int computed, int fieldValue, long position) {
@@ -412,18 +587,23 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         streamPosition += n;
     }
 
-    /** Marks the stream failed, drops what was gathered, and returns the exception to throw. */
+    /**
+     * Marks the stream failed, drops what was gathered, opens the responder's gate (a damaged FPDU is
+     * still the initiator's first, and the Terminate answering it must not be held back) and
+     * returns the exception to throw.
+     */
     private MpaException fail(TerminateError error, String message) {
         failed = true;
         dropGathered();
+        openGate();
         return new MpaException(error, message);
     }
 
     private void dropGathered() {
-        if (gathered != null && gathered != wholeForSink) {
+        if (gathered != null) {
             gathered.release();
+            gathered = null;
         }
-        gathered = null;
     }
 
     @Override

@@ -71,6 +71,7 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
     private final byte[] scratch = new byte[MAX_OVERHEAD];
     /** Views of the ULPDUs' memory for the pieces cut at markers, recycled on the event loop. */
     private PayloadViews views;
+    private ChannelHandlerContext ctx;
     private long streamPosition;
 
     /**
@@ -89,7 +90,18 @@ public final class FpduFramer extends ChannelOutboundHandlerAdapter {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
         views = new PayloadViews(ctx.executor());
+    }
+
+    /**
+     * Frames {@code ulpdu} and writes it toward the socket at once, flushed, ahead of anything a
+     * handler above this one holds back (the RFC 6581 RTR exchange's answer, which the responder's
+     * first-FPDU gate must not hold).
+     */
+    void writeNow(ByteBuf ulpdu) {
+        write(ctx, ulpdu, ctx.voidPromise());
+        ctx.flush();
     }
 
     @Override

@@ -2,7 +2,6 @@ package org.jiwarp.mpa;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import java.time.Duration;
 import java.util.List;
@@ -23,16 +22,10 @@ import org.jiwarp.wire.rdmap.TerminateHeader;
  *
  * <p>After setup the pipeline reads, from the socket inward:
  * <pre>
- *   FpduDeframer -> FpduFramer -> [FirstFpduGate (responder)] -> [RtrHandler (peer-to-peer)] -> ULP
+ *   FpduDeframer -> FpduFramer -> [FirstFpduGate (responder)] -> ULP      ({@link FpduCodec})
  * </pre>
  */
 abstract class MpaSetupHandler extends ByteToMessageDecoder {
-
-    /** Pipeline names of what setup installs. */
-    static final String DEFRAMER = "mpa-fpdu-deframer";
-    static final String FRAMER = "mpa-fpdu-framer";
-    static final String GATE = "mpa-first-fpdu-gate";
-    static final String RTR = "mpa-rtr";
 
     final MpaSettings settings;
     private ScheduledFuture<?> timer;
@@ -111,22 +104,10 @@ abstract class MpaSetupHandler extends ByteToMessageDecoder {
     final void established(ChannelHandlerContext ctx, MpaParameters parameters, boolean holdFirstFpdu) {
         finished = true;
         stopTimer();
-        ChannelPipeline pipeline = ctx.pipeline();
-        String last = ctx.name();
-        pipeline.addAfter(last, DEFRAMER, new FpduDeframer(parameters.crc(), parameters.markersFromPeer(),
-                parameters.maxInboundUlpdu()));
-        pipeline.addAfter(DEFRAMER, FRAMER, new FpduFramer(parameters.crc(), parameters.markersToPeer()));
-        last = FRAMER;
-        if (!parameters.initiator() && holdFirstFpdu) {
-            // RFC 5044 section 7.1.2: the responder sends no FPDU before it has received one.
-            pipeline.addAfter(last, GATE, new FirstFpduGate());
-            last = GATE;
-        }
-        if (parameters.rtr() != null) {
-            pipeline.addAfter(last, RTR, new RtrHandler(parameters));
-        }
-        ctx.fireUserEventTriggered(new MpaEstablishedEvent(parameters));
-        pipeline.remove(this);
+        FpduCodec codec = FpduCodec.install(ctx, parameters, holdFirstFpdu);
+        ctx.fireUserEventTriggered(new MpaEstablishedEvent(parameters, codec));
+        // Bytes that followed the MPA frame go on to the deframer as this handler leaves.
+        ctx.pipeline().remove(this);
     }
 
     @Override

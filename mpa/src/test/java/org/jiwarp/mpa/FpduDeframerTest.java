@@ -246,7 +246,8 @@ class FpduDeframerTest {
 
     /**
      * Up the pipeline, a ULPDU with markers inside comes up gathered into one buffer without them
-     * (no composite); a streaming sink gets it in the pieces between the markers.
+     * (no composite). A sink without CRC gets it in the pieces between the markers, as they arrive;
+     * with CRC, in one piece, once its CRC is verified (RFC 5044 section 8).
      */
     @Test
     void ulpduAroundMarkersIsGatheredWithoutThem() {
@@ -259,26 +260,31 @@ class FpduDeframerTest {
             assertFalse(ulpdu instanceof CompositeByteBuf, "one buffer, not a composite");
             assertEquals(1, ulpdu.nioBufferCount());
             assertArrayEquals(pattern(3000), FpduTestSupport.bytes(ulpdu));
-
-            // Octets 6..3026 of the stream, cut by the markers at 512, 1024, ..., 2560: a header of
-            // up to 32 octets, then the payload in the pieces between the markers.
-            FpduDeframer streaming = new FpduDeframer(true, true);
-            RecordingSink sink = new RecordingSink();
-            streaming.streamTo(sink);
-            EmbeddedChannel streamed = new EmbeddedChannel(streaming);
-            try {
-                streamed.writeInbound(Unpooled.wrappedBuffer(wire));
-                assertNull(streamed.readInbound());
-                assertEquals(1, sink.ulpdus.size());
-                assertArrayEquals(pattern(3000), sink.ulpdus.get(0));
-                assertEquals(1, sink.streamed, "the pattern's first octet asks for streaming");
-                assertEquals(6, sink.pieces, "one piece per gap between markers");
-            } finally {
-                FpduTestSupport.finish(streamed);
-            }
         } finally {
             release(ulpdu);
             FpduTestSupport.finish(channel);
+        }
+        // Octets 6..3026 of the stream, cut by the markers at 512, 1024, ..., 2560: a header of up to
+        // 32 octets, then the payload in the pieces between the markers.
+        assertEquals(6, piecesToSink(false, FpduTestSupport.writeWithFpduWriter(false, true, pattern(3000))),
+                "without CRC, one piece per gap between markers");
+        assertEquals(1, piecesToSink(true, wire), "with CRC, the verified ULPDU in one piece");
+    }
+
+    /** Deframes {@code wire} (one FPDU of {@code pattern(3000)} with markers) into a sink; returns its payload pieces. */
+    private static int piecesToSink(boolean crc, byte[] wire) {
+        FpduDeframer deframer = new FpduDeframer(crc, true);
+        RecordingSink sink = new RecordingSink();
+        deframer.deliverTo(sink);
+        EmbeddedChannel streamed = new EmbeddedChannel(deframer);
+        try {
+            streamed.writeInbound(Unpooled.wrappedBuffer(wire));
+            assertNull(streamed.readInbound(), "nothing goes up the pipeline past a sink");
+            assertEquals(1, sink.ulpdus.size());
+            assertArrayEquals(pattern(3000), sink.ulpdus.get(0));
+            return sink.pieces;
+        } finally {
+            FpduTestSupport.finish(streamed);
         }
     }
 

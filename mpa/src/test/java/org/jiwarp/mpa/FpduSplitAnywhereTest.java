@@ -83,7 +83,7 @@ class FpduSplitAnywhereTest {
         FpduDeframer deframer = new FpduDeframer(crc, markers);
         RecordingSink sink = random.nextBoolean() ? new RecordingSink() : null;
         if (sink != null) {
-            deframer.streamTo(sink);
+            deframer.deliverTo(sink);
         }
         EmbeddedChannel in = new EmbeddedChannel(deframer);
         try {

@@ -12,41 +12,44 @@ import java.util.List;
 
 /**
  * A {@link UlpduSink} for tests: asks for a header whose length the ULPDU's first octet decides (1 to
- * 32 octets, so some ULPDUs are shorter than the header asked for), streams the payload of the
- * ULPDUs whose header's first octet has bit 0x20 clear and takes the others whole, checks the order
- * of the calls, and records each ULPDU (header and pieces joined) once it ends.
+ * 32 octets, so some ULPDUs are shorter than the header asked for, and some ask for less than the
+ * two octets the deframer always gives), checks the order of the calls and the header's length, and
+ * records each ULPDU (header and pieces joined) once it ends.
  */
 final class RecordingSink implements UlpduSink {
 
     final List<byte[]> ulpdus = new ArrayList<>();
-    /** Payload pieces received, over all ULPDUs (a streamed FPDU cut by reads or markers gives several). */
+    /** Payload pieces received, over all ULPDUs (an FPDU cut by reads or markers gives several). */
     int pieces;
-    int streamed;
     private final ByteArrayOutputStream current = new ByteArrayOutputStream();
-    private boolean inStream;
+    private boolean inUlpdu;
     private int expectedLength;
 
     @Override
-    public int headerLength(int firstOctet) {
-        assertFalse(inStream, "a header while a streamed ULPDU is open");
+    public int headerLength(int ddpControl, int rdmapControl, int ulpduLength) {
+        assertFalse(inUlpdu, "a header while a ULPDU is open");
+        return asked(ddpControl);
+    }
+
+    private static int asked(int firstOctet) {
         return 1 + (firstOctet & 0x1F);
     }
 
     @Override
-    public boolean begin(ByteBuf header, int ulpduLength) {
-        assertFalse(inStream, "begin while a streamed ULPDU is open");
-        assertEquals(headerLength(header.getUnsignedByte(header.readerIndex())), header.readableBytes());
+    public void begin(ByteBuf header, int ulpduLength) {
+        assertFalse(inUlpdu, "begin while a ULPDU is open");
+        int expectedHeader = ulpduLength < 2 ? ulpduLength
+                : Math.max(2, Math.min(ulpduLength, asked(header.getUnsignedByte(header.readerIndex()))));
+        assertEquals(expectedHeader, header.readableBytes(), "header length");
         current.reset();
         current.writeBytes(ByteBufUtil.getBytes(header));
         expectedLength = ulpduLength;
-        boolean stream = (header.getByte(header.readerIndex()) & 0x20) == 0;
-        inStream = stream;
-        return stream;
+        inUlpdu = true;
     }
 
     @Override
     public void payload(ByteBuf source, int index, int length) {
-        assertTrue(inStream, "payload outside a streamed ULPDU");
+        assertTrue(inUlpdu, "payload outside a ULPDU");
         assertTrue(length > 0, "an empty piece");
         current.writeBytes(ByteBufUtil.getBytes(source, index, length));
         pieces++;
@@ -54,17 +57,10 @@ final class RecordingSink implements UlpduSink {
 
     @Override
     public void end() {
-        assertTrue(inStream, "end outside a streamed ULPDU");
-        inStream = false;
+        assertTrue(inUlpdu, "end outside a ULPDU");
+        inUlpdu = false;
         byte[] ulpdu = current.toByteArray();
-        assertEquals(expectedLength, ulpdu.length, "streamed ULPDU length");
+        assertEquals(expectedLength, ulpdu.length, "ULPDU length");
         ulpdus.add(ulpdu);
-        streamed++;
-    }
-
-    @Override
-    public void whole(ByteBuf ulpdu) {
-        assertFalse(inStream, "a whole ULPDU while a streamed one is open");
-        ulpdus.add(ByteBufUtil.getBytes(ulpdu));
     }
 }

@@ -3,6 +3,7 @@ package org.jiwarp.rdmap;
 import io.netty.buffer.ByteBuf;
 import org.jiwarp.ddp.Access;
 import org.jiwarp.ddp.DdpHeaderChecks;
+import org.jiwarp.ddp.PlacementWindow;
 import org.jiwarp.ddp.SingleSegmentQueue;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.TaggedBuffer;
@@ -61,6 +62,10 @@ public final class RdmapReceiver {
     private long streamOffset;
     private boolean streamCompletes;
     private Object streamCompletesContext;
+    /** A segment that came whole at {@link #begin}, handled at {@link #end}. */
+    private ByteBuf wholeSegment;
+    /** The window the socket reads straight into, one read at a time. */
+    private final PlacementWindow window = new PlacementWindow();
     /** The Send being streamed into a posted receive, or {@code null}: its opcode, L flag and Invalidate STag. */
     private RdmapOpcode streamSend;
     private boolean streamLast;
@@ -151,27 +156,45 @@ public final class RdmapReceiver {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Streaming: header first, payload in pieces, completion once MPA has checked the FPDU
+    // Streaming: header first, payload in pieces, completion at the segment's end
 
-    /** The header octets needed before a segment can be checked: its DDP header, by the T bit. */
-    public static int headerLength(int firstOctet) {
-        return (firstOctet & 0x80) != 0 ? DdpHeaders.TAGGED_HEADER_LENGTH : DdpHeaders.UNTAGGED_HEADER_LENGTH;
+    /**
+     * The octets of a segment needed before it can be checked and its payload placed (an {@link
+     * org.jiwarp.mpa.UlpduSink}'s question): the DDP header of a tagged segment (RDMA Write, Read
+     * Response) or of a Send, whose payload then streams; the whole segment for every other message,
+     * which is all headers (Read Request, Terminate, RFC 7306's) and handled at once.
+     */
+    public static int headerLength(int ddpControl, int rdmapControl, int segmentLength) {
+        if ((ddpControl & 0x80) != 0) {
+            return DdpHeaders.TAGGED_HEADER_LENGTH;
+        }
+        RdmapOpcode opcode = RdmapOpcode.valueOf(rdmapControl & 0x0F);
+        return opcode != null && opcode.queueNumber() == DdpHeaders.QN_SEND && !opcode.immediateData()
+                ? DdpHeaders.UNTAGGED_HEADER_LENGTH : segmentLength;
     }
 
     /**
-     * A segment's header has arrived ahead of its payload (MPA has not checked its CRC yet). A tagged
-     * segment (RDMA Write, Read Response) or a Send is checked here as {@link #receive} checks it, and
-     * its payload then goes straight into the validated target or posted receive by {@link #payload};
-     * its completion waits for {@link #end}. Every other segment (Read Request, Terminate, RFC 7306's)
-     * is taken whole ({@link #receive}).
+     * A segment's first {@link #headerLength} octets have arrived ahead of the rest. A tagged segment
+     * or a Send is checked here as {@link #receive} checks it, and its payload then goes straight
+     * into the validated target or posted receive ({@link #payload}, {@link #placementWindow}); its
+     * completion waits for {@link #end}. A segment that came whole is handled at {@link #end}.
      *
-     * @return {@code true} when the payload is to come in pieces
+     * @param header the header octets (its readable bytes), kept until {@link #end}
      * @throws TerminateException on the first failed check; nothing is placed then
      */
-    public boolean begin(ByteBuf header, int segmentLength) {
+    public void begin(ByteBuf header, int segmentLength) {
+        streamSink = null;
+        streamSend = null;
+        streamCompletes = false;
+        streamCompletesContext = null;
+        if (header.readableBytes() >= segmentLength) {
+            wholeSegment = header;
+            return;
+        }
         int at = header.readerIndex();
         if (!DdpHeaders.tagged(header, at)) {
-            return beginUntagged(header, at, segmentLength);
+            beginSend(header, at, segmentLength);
+            return;
         }
         int headerLength = DdpHeaderChecks.checkHeader(header);
         RdmapOpcode opcode = checkRdmapHeader(header, at, true);
@@ -180,7 +203,6 @@ public final class RdmapReceiver {
         int length = segmentLength - headerLength;
         if (opcode == RdmapOpcode.RDMA_WRITE) {
             streamSink = sink(stag, taggedOffset, length, Access.REMOTE_WRITE);
-            streamCompletes = false;
         } else {
             // RFC 5040 section 4.5: the Read Response continues the oldest outstanding Read.
             OutboundReads.Outstanding completes = outboundReads.response(stag, taggedOffset, length,
@@ -190,7 +212,6 @@ public final class RdmapReceiver {
             streamSink = sink(stag, taggedOffset, length, Access.LOCAL_WRITE);
         }
         streamOffset = taggedOffset;
-        return true;
     }
 
     /**
@@ -204,10 +225,7 @@ public final class RdmapReceiver {
             try {
                 receives.append(source, index, length);
             } catch (ReceiveBuffer.MemoryGoneException e) {
-                // The receive's memory was deregistered under it: it completes in error, then the Terminate goes out.
-                listener.receiveFailed(e.buffer(), e.buffer().bytesPlaced(), streamSend.solicitedEvent(), e.error());
-                streamSend = null;
-                throw e;
+                throw sendMemoryGone(e);
             }
             return;
         }
@@ -218,12 +236,48 @@ public final class RdmapReceiver {
     }
 
     /**
-     * The segment begun passed MPA's checks: a Read whose last response it was completes, a Send
-     * whose last segment it was completes its receive.
+     * Direct placement: a window over the memory where the next {@code length} octets of the segment
+     * begun go, for the socket to read into straight (RFC 5041 section 1; Linux siw's {@code
+     * siw_rx_umem}), fenced like a copy ({@link PlacementWindow}); {@code null} when they cannot go
+     * straight (the octets then come through {@link #payload}, which reports a target gone).
+     */
+    public ByteBuf placementWindow(int length) {
+        if (window.isOpen()) {
+            return null;
+        }
+        if (streamSend != null) {
+            return receives.window(window, length);
+        }
+        TaggedBuffer target = streamSink;
+        if (target == null || !PlacementWindow.canWindow(target.memory())) {
+            return null;
+        }
+        return window.open(target.memory(), target.memoryIndex(streamOffset), length, target);
+    }
+
+    /** {@code length} octets of the segment begun arrived straight in the last {@link #placementWindow}. */
+    public void placed(int length) {
+        if (streamSend != null) {
+            receives.placed(length);
+        } else {
+            streamOffset += length;
+        }
+    }
+
+    /**
+     * The segment begun is complete: a segment that came whole is handled now; a Read whose last
+     * response it was completes; a Send whose last segment it was completes its receive.
      *
-     * @throws TerminateException when a Send with Invalidate names an STag that cannot be invalidated
+     * @throws TerminateException on a failed check of a segment handled now, or when a Send with
+     *     Invalidate names an STag that cannot be invalidated
      */
     public void end() {
+        ByteBuf whole = wholeSegment;
+        if (whole != null) {
+            wholeSegment = null;
+            receive(whole);
+            return;
+        }
         RdmapOpcode send = streamSend;
         if (send != null) {
             streamSend = null;
@@ -240,20 +294,27 @@ public final class RdmapReceiver {
         }
     }
 
-    /** An untagged segment's header: a Send streams into its posted receive; the others go whole. */
-    private boolean beginUntagged(ByteBuf header, int at, int segmentLength) {
+    /** A Send's header ({@link #headerLength} streams only Sends): checked, then its payload streams into its receive. */
+    private void beginSend(ByteBuf header, int at, int segmentLength) {
         int headerLength = DdpHeaderChecks.checkHeader(header);
         RdmapOpcode opcode = checkRdmapHeader(header, at, false);
         long qn = DdpHeaders.qn(header, at);
         DdpHeaderChecks.checkQn(qn, DdpHeaders.QN_ATOMIC_RESPONSE + 1);
-        if (qn != opcode.queueNumber() || qn != DdpHeaders.QN_SEND || opcode.immediateData()) {
-            return false; // receive() checks and handles it whole
+        if (qn != opcode.queueNumber()) {
+            throw new TerminateException(TerminateError.RDMAP_UNEXPECTED_OPCODE, opcode.displayName() + " on queue "
+                    + qn);
         }
         receives.begin(DdpHeaders.msn(header, at), DdpHeaders.mo(header, at), segmentLength - headerLength);
         streamSend = opcode;
         streamLast = DdpHeaders.last(header, at);
         streamInvalidate = opcode.invalidates() ? RdmapHeaders.invalidateStag(header, at) : 0;
-        return true;
+    }
+
+    /** The receive's memory was deregistered under a Send: it completes in error, then the Terminate goes out. */
+    private ReceiveBuffer.MemoryGoneException sendMemoryGone(ReceiveBuffer.MemoryGoneException e) {
+        listener.receiveFailed(e.buffer(), e.buffer().bytesPlaced(), streamSend.solicitedEvent(), e.error());
+        streamSend = null;
+        return e;
     }
 
     /**

@@ -133,15 +133,29 @@ public final class RdmapTransmitter implements Consumer<Object> {
     }
 
     /**
-     * An RDMA Read Response (RFC 5040 section 4.5), written whole.
+     * Part of an RDMA Read Response (RFC 5040 section 4.5): {@code length} octets of {@code source} at
+     * {@code index} to the requester's {@code sinkStag} at {@code sinkTaggedOffset}, the last segment
+     * carrying L when {@code endsResponse}.
      *
-     * @return the output's position after its last segment: it has gone to TCP once {@link #sent()} reaches that
+     * @return the output's position after it: it has gone to TCP once {@link #sent()} reaches that
      */
-    public long readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length) {
+    public long readResponse(int sinkStag, long sinkTaggedOffset, ByteBuf source, int index, int length,
+            boolean endsResponse) {
         DdpSegmenter.segmentTagged(out.alloc(), RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE), sinkStag,
-                sinkTaggedOffset, source, index, length, mulpdu, inlineThreshold, out.payloadViews(), this);
+                sinkTaggedOffset, source, index, length, endsResponse, mulpdu, inlineThreshold, out.payloadViews(),
+                this);
         endMessage(false);
         return out.written();
+    }
+
+    /** Payload octets of one segment of a tagged message: the most a Read Response part should overshoot by. */
+    public int taggedSegmentPayload() {
+        return mulpdu - DdpHeaders.TAGGED_HEADER_LENGTH;
+    }
+
+    /** Whether the connection takes more now ({@link SegmentOutput#writable()}). */
+    public boolean writable() {
+        return out.writable();
     }
 
     /** The output's position up to which everything written has gone to TCP ({@link SegmentOutput#sent()}). */

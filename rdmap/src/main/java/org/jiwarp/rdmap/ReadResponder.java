@@ -2,6 +2,8 @@ package org.jiwarp.rdmap;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateException;
 import org.jiwarp.ddp.SingleSegmentQueue;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.TaggedBuffer;
@@ -17,9 +19,10 @@ import org.jiwarp.wire.rdmap.ReadRequestHeader;
  *
  * <pre>
  *   Read Request (queue 1) --DDP checks (MSN, MO, length, IRD entry)--> source checks (RDMAP)
- *       --> IRD queue --> Read Response segments --> last segment reached TCP: entry free
+ *       --> IRD queue --> Read Response segments, while the connection takes them
+ *       --> last segment reached TCP: entry free
  *   Atomic Request (queue 1) --same DDP checks--> target checks, executed --> IRD queue
- *       --> Atomic Response (queue 3) --> reached TCP: entry free
+ *       --> Atomic Response (queue 3), in request order --> reached TCP: entry free
  * </pre>
  *
  * <p>Not thread-safe: it belongs to the connection's thread.
@@ -37,6 +40,9 @@ public final class ReadResponder {
      * TCP, held as the output's position after that response (no future per response).
      */
     private final InboundReads inbound;
+    /** Octets of a Read Response written at a time: whole segments, about {@link #PART}. */
+    private final int partLength;
+    private static final int PART = 64 * 1024;
 
     /**
      * @param ird            the Read Requests this end accepts at once
@@ -55,11 +61,13 @@ public final class ReadResponder {
         this.atomics = new AtomicResponder(stags, pd, stream);
         this.queue = new SingleSegmentQueue(firstMsn, ReadRequestHeader.LENGTH);
         this.inbound = new InboundReads(Math.max(ird, 0));
+        int segment = transmitter.taggedSegmentPayload();
+        this.partLength = segment * Math.max(1, PART / segment);
     }
 
     /**
      * One Read Request segment whose payload (the 28-octet Read Request header) starts at
-     * {@code payload}: checked, queued and answered.
+     * {@code payload}: checked, queued, and answered as far as the connection takes it now.
      *
      * @throws org.jiwarp.wire.rdmap.TerminateException DDP's queue 1 errors first (MSN, MO, length,
      *     no IRD entry), then RDMAP's source errors
@@ -68,26 +76,26 @@ public final class ReadResponder {
         // IRD first (a DDP queue 1 "no buffer"), then the source STag (RDMAP remote protection).
         queue.accept(msn, mo, last, payloadLength, hasRoom());
         long size = ReadRequestHeader.readSize(ulpdu, payload);
-        int sourceStag = ReadRequestHeader.sourceStag(ulpdu, payload);
-        long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, payload);
+        int sinkStag = ReadRequestHeader.sinkStag(ulpdu, payload);
+        long sinkOffset = ReadRequestHeader.sinkTaggedOffset(ulpdu, payload);
         if (size == 0) {
             // RFC 5040 section 5.2.1: the Data Source of a zero-length Read is not validated (section
             // 7.2 checks the source "For non-zero length RDMA Read Request Messages"); its answer is
             // a zero-length Read Response to the sink.
-            inbound.accept(transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
-                    ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), Unpooled.EMPTY_BUFFER, 0, 0));
-            return;
+            inbound.acceptRead(sinkStag, sinkOffset, null, 0, 0);
+        } else {
+            int sourceStag = ReadRequestHeader.sourceStag(ulpdu, payload);
+            long sourceOffset = ReadRequestHeader.sourceTaggedOffset(ulpdu, payload);
+            TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd, stream);
+            inbound.acceptRead(sinkStag, sinkOffset, source, source.memoryIndex(sourceOffset), (int) size);
         }
-        TaggedBuffer source = TaggedAccess.checkSource(stags, sourceStag, sourceOffset, size, pd, stream);
-        // Sends the whole Read Response; the IRD entry frees when its last segment has gone to TCP.
-        inbound.accept(transmitter.readResponse(ReadRequestHeader.sinkStag(ulpdu, payload),
-                ReadRequestHeader.sinkTaggedOffset(ulpdu, payload), source.memory(),
-                (int) (sourceOffset - source.baseTaggedOffset()), (int) size));
+        issue();
     }
 
     /**
      * One Atomic Request segment whose 52-octet header starts at {@code payload} (RFC 7306 section
-     * 4.3): checked like a Read Request at DDP (and against the IRD), executed, answered on queue 3.
+     * 4.3): checked like a Read Request at DDP (and against the IRD), executed at once, answered on
+     * queue 3 in request order.
      *
      * @throws org.jiwarp.wire.rdmap.TerminateException DDP's queue 1 errors first, then the
      *     {@link AtomicResponder}'s
@@ -96,7 +104,55 @@ public final class ReadResponder {
         // RFC 7306 section 5.4: an Atomic Request takes an IRD entry as a Read Request does.
         queue.accept(msn, mo, last, payloadLength, AtomicRequestHeader.LENGTH, hasRoom());
         long original = atomics.execute(ulpdu, payload);
-        inbound.accept(transmitter.atomicResponse(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original));
+        inbound.acceptAtomic(AtomicRequestHeader.requestIdentifier(ulpdu, payload), original);
+        issue();
+    }
+
+    /**
+     * Writes the accepted requests' responses, strictly in request order (RFC 5040 section 5.2), as
+     * long as the connection takes them ({@link RdmapTransmitter#writable()}): a long Read Response
+     * goes out in parts of about 64 KiB, so a peer that stops reading holds at most the connection's
+     * write bound plus one part here, never a whole response it asked for. Called when a request is
+     * accepted and whenever the connection takes more again.
+     *
+     * @throws org.jiwarp.wire.rdmap.TerminateException RDMAP's invalid STag when a Read's source was
+     *     invalidated or deregistered before its response was all written
+     */
+    public void issue() {
+        while (inbound.hasUnissued() && transmitter.writable()) {
+            int slot = inbound.next();
+            if (inbound.atomic(slot)) {
+                inbound.issued(slot, transmitter.atomicResponse(inbound.sinkStag(slot), inbound.sinkOffset(slot)));
+                continue;
+            }
+            TaggedBuffer source = inbound.source(slot);
+            int done = inbound.issuedOctets(slot);
+            int n = Math.min(inbound.length(slot) - done, partLength);
+            boolean ends = done + n == inbound.length(slot);
+            long position;
+            if (source == null) {
+                position = transmitter.readResponse(inbound.sinkStag(slot), inbound.sinkOffset(slot),
+                        Unpooled.EMPTY_BUFFER, 0, 0, true);
+            } else {
+                // RFC 5040 section 7.2: the Data Source must still be valid for what is still to go.
+                if (!source.valid()) {
+                    throw new TerminateException(TerminateError.RDMAP_INVALID_STAG, String.format(
+                            "Read source STag 0x%08x was invalidated with %d of %d octets of its response sent",
+                            source.stag(), done, inbound.length(slot)));
+                }
+                position = transmitter.readResponse(inbound.sinkStag(slot), inbound.sinkOffset(slot) + done,
+                        source.memory(), inbound.sourceIndex(slot) + done, n, ends);
+                inbound.progress(slot, n);
+            }
+            if (ends) {
+                inbound.issued(slot, position);
+            }
+        }
+    }
+
+    /** Whether accepted requests still wait for (the rest of) their responses. */
+    public boolean waiting() {
+        return inbound.hasUnissued();
     }
 
     /**

@@ -41,4 +41,13 @@ public interface SegmentOutput {
 
     /** The position up to which everything written has gone to TCP; at most {@link #written()}. */
     long sent();
+
+    /**
+     * Whether the connection takes more now: its unsent octets are below their bound (Netty's write
+     * buffer high water mark). Whatever a peer can make this end send (Read Responses) is issued only
+     * while it does.
+     */
+    default boolean writable() {
+        return true;
+    }
 }

@@ -2,6 +2,7 @@ package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -12,7 +13,8 @@ import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.mpa.MpaEstablishedEvent;
 import org.jiwarp.mpa.MpaException;
-import org.jiwarp.mpa.FpduFramer;
+import org.jiwarp.mpa.FpduCodec;
+import org.jiwarp.mpa.FpduReads;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.mpa.RtrType;
@@ -68,11 +70,13 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     /** Takes work again once the channel has drained (one task object for the connection's life). */
     private final Runnable resume = this::resumeSending;
     private boolean resumeScheduled;
-    /** Whether the deframer was asked to stream to this connection's RDMAP layer. */
-    private boolean streaming;
+    /** The connection's FPDU codec (MPA full operation). */
+    private FpduCodec codec;
 
     /** {@link RnicOptions#strictRfc(boolean)}: the RDMAP side of strict mode. */
     private final boolean strictRfc;
+    /** {@link RnicOptions#closeTimeout}: how long a close may wait for anything. */
+    private final java.time.Duration closeTimeout;
 
     QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
             StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
@@ -88,6 +92,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
         this.doorbell = new Doorbell(this::answerDoorbellNow);
         this.strictRfc = qp.rnic().options().strictRfc();
+        this.closeTimeout = qp.rnic().options().closeTimeout();
     }
 
     CompletableFuture<QpConnection> established() {
@@ -134,16 +139,17 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof MpaEstablishedEvent) {
-            start(((MpaEstablishedEvent) evt).parameters());
+            MpaEstablishedEvent established = (MpaEstablishedEvent) evt;
+            start(established.parameters(), established.codec());
             return;
         }
         ctx.fireUserEventTriggered(evt);
     }
 
-    private void start(MpaParameters parameters) {
-        // One set of views and overhead slabs per connection, shared with the framer when there is one.
-        FpduFramer framer = ctx.pipeline().get(FpduFramer.class);
-        payloadViews = framer != null ? framer.payloadViews() : new PayloadViews(ctx.executor());
+    private void start(MpaParameters parameters, FpduCodec codec) {
+        // One set of views and overhead slabs per connection, shared with the framer.
+        this.codec = codec;
+        payloadViews = codec.framer().payloadViews();
         this.parameters = parameters;
         // RFC 6581: a Read RTR used MSN 1 of queue 1, so that queue's MSNs start at 2 in its direction.
         boolean readRtr = parameters.rtr() == RtrType.READ;
@@ -157,8 +163,13 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         // RFC 5041 section 8.2: the stream's number is its queue pair's, which bound windows name.
         receiver = new RdmapReceiver(stags, pd, qp.number(), !strictRfc, receives, outboundReads, readResponder,
                 this);
-        sendQueue = new SendQueue(ctx, transmitter, outboundReads, completions, config.pd(), state, config.rfc7306(),
-                strictRfc ? error -> terminate(error, null, 0) : null);
+        sendQueue = new SendQueue(ctx, codec, transmitter, outboundReads, completions, config.pd(), state,
+                config.rfc7306(), strictRfc ? error -> terminate(error, null, 0) : null);
+        // One receive path from the first FPDU on; long payloads read straight into place.
+        codec.deframer().deliverTo(new UlpduStream(this, receiver));
+        if (ctx.channel().config().getRecvByteBufAllocator() instanceof FpduReads) {
+            ((FpduReads) ctx.channel().config().getRecvByteBufAllocator()).readFor(codec.deframer());
+        }
         if (!state.apply(QpEvent.ESTABLISHED).accepted()) {
             // Modified to ERROR while the setup ran.
             established.completeExceptionally(new IllegalStateException("the queue pair left IDLE during setup ("
@@ -214,7 +225,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
      */
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (sendQueue != null && ctx.channel().isWritable() && !resumeScheduled) {
+        if (sendQueue != null && ctx.channel().isWritable() && !resumeScheduled && !output.goingOn()) {
             resumeScheduled = true;
             ctx.executor().execute(resume);
         }
@@ -223,6 +234,15 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
 
     private void resumeSending() {
         resumeScheduled = false;
+        if (!state.running()) {
+            return;
+        }
+        try {
+            readResponder.issue();
+        } catch (TerminateException e) {
+            terminate(e.error(), null, 0);
+            return;
+        }
         sendQueue.issueWaiting();
         flushIfNeeded();
     }
@@ -255,36 +275,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof ByteBuf)) {
-            ctx.fireChannelRead(msg);
-            return;
-        }
-        ByteBuf ulpdu = (ByteBuf) msg;
-        try {
-            receiveWhole(ulpdu);
-        } finally {
-            ulpdu.release();
-        }
-        if (!streaming) {
-            // Setup's handlers (the first-FPDU gate, RTR) have let a ULPDU through: from the next FPDU
-            // on, the deframer streams to the RDMAP layer, header first and payload straight from the reads.
-            streaming = true;
-            UlpduStream.attach(ctx.pipeline(), this, receiver);
-        }
-    }
-
-    /** One ULPDU, whole (not released here). */
-    void receiveWhole(ByteBuf ulpdu) {
-        reading = true;
-        try {
-            if (state.running()) {
-                receiver.receive(ulpdu);
-            }
-        } catch (TerminateException e) {
-            terminate(e.error(), ulpdu, ulpdu.readableBytes());
-        } finally {
-            completions.releaseFailedReceive();
-        }
+        // Every ULPDU goes to the receive path (UlpduStream) from the first FPDU on; nothing else comes up.
+        io.netty.util.ReferenceCountUtil.release(msg);
     }
 
     /** A streamed segment's header arrived: inside a read batch now; {@code false} once receiving has stopped. */
@@ -362,12 +354,13 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         events.fire(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp, null, error, qp + " terminates its stream: "
                 + error.describe()));
         sendQueue.segmentFailed(error, offending);
-        transmitter.terminate(error, offending, offendingLength).addListener((ChannelFutureListener) future -> {
+        ChannelFuture written = transmitter.terminate(error, offending, offendingLength);
+        written.addListener((ChannelFutureListener) future -> {
             if (future.isSuccess()) {
                 terminateSent = error;
             }
-            LlpClose.afterTerminate(ctx);
         });
+        LlpClose.afterTerminate(ctx, written, closeTimeout);
         output.flush();
         sendQueue.flushed();
     }
@@ -377,7 +370,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         if (!state.apply(QpEvent.MODIFY_TO_CLOSING).accepted()) {
             return;
         }
-        LlpClose.onceWritten(ctx, sendQueue::flushed);
+        LlpClose.onceWritten(ctx, codec, sendQueue::flushed, closeTimeout);
     }
 
     /** The user's abortive close, or a fatal error of the queue pair: straight to ERROR. */

@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.TaggedBuffer;
+import org.jiwarp.mpa.FpduReads;
 import org.jiwarp.mpa.MpaInitiatorHandler;
 import org.jiwarp.mpa.MpaResponderHandler;
 import org.jiwarp.mpa.MpaSettings;
@@ -159,6 +160,7 @@ public final class Rnic implements AutoCloseable {
                         }
                         channels.add(ch);
                         ch.closeFuture().addListener(f -> channels.remove(ch));
+                        ch.config().setRecvByteBufAllocator(new FpduReads());
                         if (options.capture() != null) {
                             ch.pipeline().addFirst("pcap", new PcapCapture(options.capture(), false));
                         }
@@ -198,6 +200,7 @@ public final class Rnic implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         channels.add(ch);
                         ch.closeFuture().addListener(f -> channels.remove(ch));
+                        ch.config().setRecvByteBufAllocator(new FpduReads());
                         if (options.capture() != null) {
                             ch.pipeline().addFirst("pcap", new PcapCapture(options.capture(), true));
                         }

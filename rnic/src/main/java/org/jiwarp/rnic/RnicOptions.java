@@ -1,6 +1,7 @@
 package org.jiwarp.rnic;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Objects;
 import org.jiwarp.mpa.MpaSettings;
@@ -30,8 +31,14 @@ public final class RnicOptions {
     private final int maxStags;
     private final int maxSetups;
     private final Path capture;
+    private final Duration closeTimeout;
 
-    private RnicOptions(int threads, Transport transport, MpaSettings mpa, int maxStags, int maxSetups, Path capture) {
+    /** How long closing a connection may take by default: see {@link #closeTimeout(Duration)}. */
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(3);
+
+    private RnicOptions(int threads, Transport transport, MpaSettings mpa, int maxStags, int maxSetups, Path capture,
+            Duration closeTimeout) {
+        this.closeTimeout = closeTimeout;
         this.threads = threads;
         this.transport = transport;
         this.mpa = mpa;
@@ -42,27 +49,27 @@ public final class RnicOptions {
 
     public static RnicOptions defaults() {
         return new RnicOptions(Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.AUTO,
-                MpaSettings.builder().rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build(), 1 << 16, 256, null);
+                MpaSettings.builder().rtrOffers(EnumSet.of(RtrType.WRITE, RtrType.READ)).build(), 1 << 16, 256, null, DEFAULT_CLOSE_TIMEOUT);
     }
 
     public RnicOptions threads(int threads) {
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be positive: " + threads);
         }
-        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture);
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture, closeTimeout);
     }
 
     public RnicOptions transport(Transport transport) {
-        return new RnicOptions(threads, Objects.requireNonNull(transport), mpa, maxStags, maxSetups, capture);
+        return new RnicOptions(threads, Objects.requireNonNull(transport), mpa, maxStags, maxSetups, capture, closeTimeout);
     }
 
     /** The MPA settings for every connection (a queue pair's IRD and ORD replace the ones here). */
     public RnicOptions mpa(MpaSettings mpa) {
-        return new RnicOptions(threads, transport, Objects.requireNonNull(mpa), maxStags, maxSetups, capture);
+        return new RnicOptions(threads, transport, Objects.requireNonNull(mpa), maxStags, maxSetups, capture, closeTimeout);
     }
 
     public RnicOptions maxStags(int maxStags) {
-        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture);
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture, closeTimeout);
     }
 
     /**
@@ -75,7 +82,7 @@ public final class RnicOptions {
         if (maxSetups < 1) {
             throw new IllegalArgumentException("maxSetups must be positive: " + maxSetups);
         }
-        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture);
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture, closeTimeout);
     }
 
     public int maxSetups() {
@@ -91,7 +98,25 @@ public final class RnicOptions {
      * Sequence numbers are synthetic: see {@code PcapCapture}. The directory is created if missing.
      */
     public RnicOptions capture(Path directory) {
-        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, directory);
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, directory, closeTimeout);
+    }
+
+    /**
+     * The most time closing a connection may take (3 s by default): a graceful disconnect waiting for
+     * the work issued before it to reach TCP, a Terminate waiting to be written, and the half-close
+     * that follows, waiting for the peer's close. A peer that stops reading cannot hold a connection
+     * open past it: the connection is then aborted (a TCP reset, which frees what the kernel still
+     * holds for it) and the queue pair flushed to ERROR.
+     */
+    public RnicOptions closeTimeout(Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("closeTimeout must be positive: " + timeout);
+        }
+        return new RnicOptions(threads, transport, mpa, maxStags, maxSetups, capture, timeout);
+    }
+
+    public Duration closeTimeout() {
+        return closeTimeout;
     }
 
     public int threads() {

@@ -1,8 +1,11 @@
 package org.jiwarp.rnic;
 
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
 import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.rdmap.SegmentOutput;
 
@@ -17,6 +20,7 @@ final class SegmentWriter implements SegmentOutput {
     private final OctetsToTcp octets;
     private final PayloadViews payloadViews;
     private boolean flushNeeded;
+    private boolean goingOn;
 
     /**
      * @param ctx          the queue pair's connection's context; puts an {@link OctetsToTcp} first in its pipeline
@@ -58,6 +62,46 @@ final class SegmentWriter implements SegmentOutput {
     @Override
     public long sent() {
         return octets.sent();
+    }
+
+    /**
+     * Whether the connection takes more now. Above its high water mark it does not, unless it is
+     * alone: what it holds is then handed to TCP at once, and if the socket took enough it goes on.
+     * So a queue pair fills its socket's own buffer (TCP's bound, as large as the kernel makes it)
+     * when nothing else waits on its event loop, and takes turns at the mark when something does
+     * (another queue pair's doorbell or refill, queued as tasks): fairness costs nothing when there
+     * is nobody to be fair to.
+     */
+    @Override
+    public boolean writable() {
+        Channel channel = ctx.channel();
+        if (channel.isWritable()) {
+            return true;
+        }
+        if (!flushNeeded || othersWaiting()) {
+            return false;
+        }
+        goingOn = true;
+        try {
+            flush();
+        } finally {
+            goingOn = false;
+        }
+        return channel.isWritable();
+    }
+
+    /**
+     * Whether the connection is flushing in {@link #writable()} to go on writing: the writer that
+     * asked goes on by itself if the flush drained the channel, so nobody needs to resume it then.
+     */
+    boolean goingOn() {
+        return goingOn;
+    }
+
+    /** Whether other work waits on this connection's event loop (tasks queued for it). */
+    private boolean othersWaiting() {
+        EventExecutor loop = ctx.executor();
+        return !(loop instanceof SingleThreadEventExecutor) || ((SingleThreadEventExecutor) loop).pendingTasks() > 0;
     }
 
     /** Flushes what was written since the last flush, if anything. */

@@ -9,7 +9,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import java.util.ArrayDeque;
 import java.util.function.Consumer;
-import org.jiwarp.mpa.FirstFpduGate;
+import org.jiwarp.mpa.FpduCodec;
 import org.jiwarp.rdmap.OutboundReads;
 import org.jiwarp.rdmap.RdmapTransmitter;
 import org.jiwarp.wire.ddp.DdpHeaders;
@@ -35,6 +35,7 @@ import org.jiwarp.wire.rdmap.TerminateLayer;
 final class SendQueue implements ChannelFutureListener {
 
     private final ChannelHandlerContext ctx;
+    private final FpduCodec codec;
     private final RdmapTransmitter transmitter;
     private final OutboundReads outboundReads;
     private final Completions completions;
@@ -64,11 +65,12 @@ final class SendQueue implements ChannelFutureListener {
     private boolean released;
     private boolean flushedAgain;
 
-    SendQueue(ChannelHandlerContext ctx, RdmapTransmitter transmitter, OutboundReads outboundReads,
+    SendQueue(ChannelHandlerContext ctx, FpduCodec codec, RdmapTransmitter transmitter, OutboundReads outboundReads,
             Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306,
             Consumer<TerminateError> localError) {
         this.localError = localError;
         this.ctx = ctx;
+        this.codec = codec;
         this.transmitter = transmitter;
         this.outboundReads = outboundReads;
         this.completions = completions;
@@ -96,13 +98,13 @@ final class SendQueue implements ChannelFutureListener {
     }
 
     /**
-     * Issues waiting work as far as fences, the ORD and the channel's writability allow. A channel
-     * that is not writable (its unsent octets above the high water mark) takes nothing more until
-     * it drains ({@link QpConnection#channelWritabilityChanged}): each connection holds at most the
-     * mark plus one message unsent, and queue pairs sharing an event loop take it in turn.
+     * Issues waiting work as far as fences, the ORD and the connection's writability allow ({@link
+     * SegmentWriter#writable}). A connection that takes nothing more holds at most its high water
+     * mark plus one message unsent, and waits until it drains ({@link
+     * QpConnection#channelWritabilityChanged}): queue pairs sharing an event loop take it in turn.
      */
     void issueWaiting() {
-        while (!waiting.isEmpty() && state.state() == QpState.RTS && ctx.channel().isWritable()) {
+        while (!waiting.isEmpty() && state.state() == QpState.RTS && transmitter.writable()) {
             SendSlot slot = waiting.peekFirst();
             // RFC 5040 section 5.5: a fenced operation waits for every earlier RDMA Read to complete.
             if (slot.fence && outboundReads.outstanding() > 0) {
@@ -167,7 +169,7 @@ final class SendQueue implements ChannelFutureListener {
         if (released) {
             return false;
         }
-        released = !FirstFpduGate.isHolding(ctx.pipeline());
+        released = !codec.isHolding();
         return !released;
     }
 

@@ -6,8 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOutboundBuffer;
-import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelDuplexHandler;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.testkit.RawPeer;
@@ -27,15 +26,19 @@ import org.junit.jupiter.api.Test;
  * (an entry freed before its response has gone out) is {@code
  * RawPeerTerminateTest.readRequestsBeyondTheIrdAreDdpNoBuffer}.
  *
- * <p>No timing: each step waits for the server's own flushes, seen by a probe at the head of its
- * pipeline, and the peer's socket stays unread (a 64 KiB receive buffer) until the server has taken
- * the request under test.
+ * <p>No timing: each step waits for what the server's pipeline shows, seen by a probe at its head
+ * (its flushes, the octets it has read), and the peer's socket stays unread (a 64 KiB receive
+ * buffer) until the server has taken the request under test. The server issues Read Responses only
+ * while its connection takes them, so most of the 8 MiB is not even written while the peer does not
+ * read: more than the socket buffers can hold is in the responder's IRD entry, waiting.
  */
 class IrdEntryReleaseTest {
 
     private static final int PEER_SINK_STAG = 0x00C0DE01;
     private static final long PEER_SINK_OFFSET = 0x7000_0000L;
     private static final long WAIT_MILLIS = 10_000;
+    /** A Read Request's FPDU: ULPDU_LENGTH, 18 + 28 octets of ULPDU, CRC. */
+    private static final int READ_REQUEST_FPDU = 2 + DdpHeaders.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH + 4;
 
     @Test
     void aReadRequestFindsTheEntryOfAResponseThatWentToTcpWhileLaterOnesWait() throws Exception {
@@ -53,14 +56,11 @@ class IrdEntryReleaseTest {
                 peer.sendBurst(List.of(readRequest(server, 1, 1), readRequest(server, 2, RawPeerServer.REGION_SIZE),
                         readRequest(server, 3, 1), readRequest(server, 4, 1)));
                 assertTrue(probe.awaitFlushes(1), "the server flushed its Read Responses");
-                assertTrue(probe.unsentAfterFirstFlush > 0 && probe.pendingBeforeFirstFlush
-                        > RawPeerServer.REGION_SIZE, "one flush wrote the first response and left most of the 8 MiB "
-                        + "unsent (the four requests arrived in one read): " + probe.pendingBeforeFirstFlush
-                        + " octets before it, " + probe.unsentAfterFirstFlush + " after");
+                assertTrue(probe.awaitRead(4 * READ_REQUEST_FPDU), "the server read the four requests");
 
                 // The first entry is free: a fifth request is within the IRD.
                 peer.send(readRequest(server, 5, 1));
-                assertTrue(probe.awaitFlushes(2), "the server took the fifth request");
+                assertTrue(probe.awaitRead(5 * READ_REQUEST_FPDU), "the server took the fifth request");
                 // A refusal moves the queue pair to TERMINATE at once (its Terminate waits behind the 8 MiB).
                 assertEquals(QpState.RTS, qp.state(), "the fifth Read Request was refused: the IRD entry of the "
                         + "response that had gone to TCP was still held");
@@ -88,30 +88,44 @@ class IrdEntryReleaseTest {
         return ulpdu;
     }
 
-    /** Counts the server's flushes, and what its channel held before and after the first. */
-    private static final class FlushProbe extends ChannelOutboundHandlerAdapter {
+    /**
+     * Counts the server's flushes, and the octets it has read (counted once the pipeline has handled
+     * them: a request is taken, or refused, within the read that completes its FPDU).
+     */
+    private static final class FlushProbe extends ChannelDuplexHandler {
         private int flushes;
-        volatile long pendingBeforeFirstFlush;
-        volatile long unsentAfterFirstFlush;
+        private long read;
 
         @Override
         public void flush(ChannelHandlerContext ctx) {
-            ChannelOutboundBuffer buffer = ctx.channel().unsafe().outboundBuffer();
-            long before = buffer == null ? 0 : buffer.totalPendingWriteBytes();
             ctx.flush();
             synchronized (this) {
-                if (flushes == 0) {
-                    pendingBeforeFirstFlush = before;
-                    unsentAfterFirstFlush = buffer == null ? 0 : buffer.totalPendingWriteBytes();
-                }
                 flushes++;
                 notifyAll();
             }
         }
 
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            int octets = msg instanceof ByteBuf ? ((ByteBuf) msg).readableBytes() : 0;
+            ctx.fireChannelRead(msg);
+            synchronized (this) {
+                read += octets;
+                notifyAll();
+            }
+        }
+
         synchronized boolean awaitFlushes(int count) throws InterruptedException {
+            return await(() -> flushes >= count);
+        }
+
+        synchronized boolean awaitRead(long octets) throws InterruptedException {
+            return await(() -> read >= octets);
+        }
+
+        private boolean await(java.util.function.BooleanSupplier done) throws InterruptedException {
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS);
-            while (flushes < count) {
+            while (!done.getAsBoolean()) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return false;

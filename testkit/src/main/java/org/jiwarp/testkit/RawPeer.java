@@ -118,6 +118,17 @@ public final class RawPeer implements AutoCloseable {
 
     /** Sends {@code ulpdu} with one octet of its FPDU flipped after the CRC was computed. */
     public byte[] sendCorrupted(ByteBuf ulpdu) {
+        return sendCorrupted(ulpdu, -1, 0x01);
+    }
+
+    /**
+     * Sends {@code ulpdu} with the bits {@code mask} of its octet {@code offset} flipped on the wire
+     * after its FPDU's CRC was computed (-1: its last octet), as a bit error on the link would;
+     * returns the ULPDU as it was before the flip.
+     */
+    public byte[] sendCorrupted(ByteBuf ulpdu, int offset, int mask) {
+        corrupter.offset = offset;
+        corrupter.mask = mask;
         corrupter.armed = true;
         return send(ulpdu);
     }
@@ -277,6 +288,9 @@ public final class RawPeer implements AutoCloseable {
      */
     private static final class Corrupter extends ChannelOutboundHandlerAdapter {
         volatile boolean armed;
+        /** The ULPDU octet to flip (-1: the last), and the bits. */
+        volatile int offset = -1;
+        volatile int mask = 0x01;
         /** Octets still to pass before the one to flip, or -1 until the next FPDU's length is seen. */
         private int untilTarget = -1;
 
@@ -289,7 +303,8 @@ public final class RawPeer implements AutoCloseable {
             ByteBuf piece = (ByteBuf) msg;
             if (untilTarget < 0) {
                 // No markers here: the FPDU starts with ULPDU_LENGTH, then the ULPDU.
-                untilTarget = Fpdu.HEADER_LENGTH + Fpdu.ulpduLength(piece, piece.readerIndex()) - 1;
+                untilTarget = Fpdu.HEADER_LENGTH + (offset >= 0 ? offset
+                        : Fpdu.ulpduLength(piece, piece.readerIndex()) - 1);
             }
             int length = piece.readableBytes();
             if (untilTarget >= length) {
@@ -300,7 +315,7 @@ public final class RawPeer implements AutoCloseable {
             ByteBuf copy = ctx.alloc().buffer(length);
             copy.writeBytes(piece, piece.readerIndex(), length);
             piece.release();
-            copy.setByte(untilTarget, copy.getByte(untilTarget) ^ 0x01);
+            copy.setByte(untilTarget, copy.getByte(untilTarget) ^ mask);
             armed = false;
             untilTarget = -1;
             ctx.write(copy, promise);

@@ -52,7 +52,7 @@ class FpduDeframerFuzzTest {
         FpduDeframer deframer = new FpduDeframer(crc, markers, maxUlpdu);
         Collector up = new Collector();
         if ((mode & 8) != 0) {
-            deframer.streamTo(up); // the streaming path: header, payload pieces, end
+            deframer.deliverTo(up); // the sink: header, payload pieces, end (held until the CRC when on)
         }
         EmbeddedChannel channel = new EmbeddedChannel(deframer, up);
         try {
@@ -220,42 +220,39 @@ class FpduDeframerFuzzTest {
         private final ByteArrayOutputStream streamed = new ByteArrayOutputStream();
         private int streamedLength = -1;
 
-        // Streaming mode: the header length and whether to stream come from the ULPDU's first octet.
+        // Sink mode: the header length comes from the ULPDU's first octet.
         @Override
-        public int headerLength(int firstOctet) {
-            return 1 + (firstOctet & 0x1F);
+        public int headerLength(int ddpControl, int rdmapControl, int ulpduLength) {
+            return 1 + (ddpControl & 0x1F);
         }
 
         @Override
-        public boolean begin(ByteBuf header, int ulpduLength) {
+        public void begin(ByteBuf header, int ulpduLength) {
             if (streamedLength >= 0) {
-                others.add(new IllegalStateException("begin inside a streamed ULPDU"));
+                others.add(new IllegalStateException("begin inside a ULPDU"));
             }
             streamed.reset();
             streamed.writeBytes(ByteBufUtil.getBytes(header));
-            boolean stream = (header.getByte(header.readerIndex()) & 0x20) == 0;
-            streamedLength = stream ? ulpduLength : -1;
-            return stream;
+            streamedLength = ulpduLength;
         }
 
         @Override
         public void payload(ByteBuf source, int index, int length) {
+            if (streamedLength < 0) {
+                others.add(new IllegalStateException("payload outside a ULPDU"));
+            }
             streamed.writeBytes(ByteBufUtil.getBytes(source, index, length));
         }
 
         @Override
         public void end() {
             if (streamed.size() != streamedLength) {
-                others.add(new IllegalStateException("streamed " + streamed.size() + " of " + streamedLength));
+                others.add(new IllegalStateException("delivered " + streamed.size() + " of " + streamedLength));
             }
             streamedLength = -1;
             ulpdus.add(streamed.toByteArray());
         }
 
-        @Override
-        public void whole(ByteBuf ulpdu) {
-            ulpdus.add(ByteBufUtil.getBytes(ulpdu));
-        }
         final List<TerminateError> errors = new ArrayList<>();
         final List<Throwable> others = new ArrayList<>();
 

@@ -1,8 +1,7 @@
 package org.jiwarp.mpa;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelDuplexHandler;
-import io.netty.channel.ChannelHandlerContext;
+import io.netty.buffer.ByteBufAllocator;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
@@ -10,73 +9,66 @@ import org.jiwarp.wire.rdmap.ReadRequestHeader;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
- * The ready-to-receive exchange of RFC 6581 section 3 in peer-to-peer mode. The initiator sends
- * the chosen zero-length frame as its first FPDU; the responder checks that its first FPDU is that
- * frame and swallows it (answering a zero-length Read with a zero-length Read Response, which the
- * initiator swallows in turn). Then the handler leaves the pipeline.
+ * The ready-to-receive exchange of RFC 6581 section 3 in peer-to-peer mode, as the FPDU codec
+ * runs it on a connection's first ULPDUs. The initiator sends the chosen zero-length frame as its
+ * first FPDU ({@link #initiatorFrame}); the responder checks that its first inbound ULPDU is that
+ * frame and swallows it, answering a zero-length Read with a zero-length Read Response, which the
+ * initiator swallows in turn. A Terminate in its place (RFC 6581 section 9.2: a peer that cannot
+ * send the RTR frame answers with TERM 2/0/7) goes on to the layer above as any Terminate does.
  *
  * <p>The RTR frames carry STag 1 and Tagged Offset 0, as Linux siw's do; zero-length frames place
  * nothing, so the STag is not validated.
  */
-final class RtrHandler extends ChannelDuplexHandler {
+final class RtrExchange {
 
     /** The STag Linux siw puts in its RTR frames. */
     static final int RTR_STAG = 1;
 
     private final MpaParameters parameters;
 
-    RtrHandler(MpaParameters parameters) {
+    private RtrExchange(MpaParameters parameters) {
         this.parameters = parameters;
     }
 
-    @Override
-    public void handlerAdded(ChannelHandlerContext ctx) {
-        if (parameters.initiator()) {
-            ctx.writeAndFlush(rtrFrame(ctx, parameters.rtr()));
-            if (parameters.rtr() != RtrType.READ) {
-                ctx.pipeline().remove(this);
-            }
+    /**
+     * The exchange this end runs on its first inbound ULPDU, or {@code null} when there is none (no
+     * peer-to-peer mode, or an initiator whose RTR frame is not answered).
+     */
+    static RtrExchange expected(MpaParameters parameters) {
+        if (parameters.rtr() == null || parameters.initiator() && parameters.rtr() != RtrType.READ) {
+            return null;
         }
+        return new RtrExchange(parameters);
     }
 
-    @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof ByteBuf)) {
-            ctx.fireChannelRead(msg);
-            return;
-        }
-        ByteBuf ulpdu = (ByteBuf) msg;
+    /**
+     * The connection's first inbound ULPDU (its readable bytes, not released here).
+     *
+     * @return {@code null} when it is a Terminate, which goes on to the layer above; else the RTR
+     *     frame was swallowed, and the answer to send is returned (an empty buffer when there is
+     *     none; the caller releases it or writes it)
+     * @throws MpaException {@link TerminateError#LLP_NO_MATCHING_RTR} when it is not the negotiated frame
+     */
+    ByteBuf firstUlpdu(ByteBuf ulpdu, ByteBufAllocator alloc) {
         if (isTerminate(ulpdu)) {
-            // RFC 6581 section 9.2: a peer that cannot send the RTR frame answers with TERM 2/0/7
-            // instead; it goes up to RDMAP as any Terminate does.
-            ctx.pipeline().remove(this);
-            ctx.fireChannelRead(ulpdu);
-            return;
+            return null;
         }
-        try {
-            if (parameters.initiator()) {
-                if (!isZeroLengthReadResponse(ulpdu)) {
-                    throw new MpaException(TerminateError.LLP_NO_MATCHING_RTR,
-                            "expected the zero-length Read Response to the RTR Read");
-                }
-            } else {
-                checkRtr(ulpdu);
-                if (parameters.rtr() == RtrType.READ) {
-                    ByteBuf response = ctx.alloc().buffer(DdpHeaders.TAGGED_HEADER_LENGTH);
-                    int at = ulpdu.readerIndex() + DdpHeaders.UNTAGGED_HEADER_LENGTH;
-                    DdpHeaders.writeTagged(response, true, RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE),
-                            ReadRequestHeader.sinkStag(ulpdu, at), ReadRequestHeader.sinkTaggedOffset(ulpdu, at));
-                    ctx.writeAndFlush(response);
-                }
+        if (parameters.initiator()) {
+            if (!isZeroLengthReadResponse(ulpdu)) {
+                throw new MpaException(TerminateError.LLP_NO_MATCHING_RTR,
+                        "expected the zero-length Read Response to the RTR Read");
             }
-        } catch (MpaException e) {
-            ctx.fireExceptionCaught(e);
-            ctx.close();
-            return;
-        } finally {
-            ulpdu.release();
+            return alloc.buffer(0, 0);
         }
-        ctx.pipeline().remove(this);
+        checkRtr(ulpdu);
+        if (parameters.rtr() != RtrType.READ) {
+            return alloc.buffer(0, 0);
+        }
+        ByteBuf response = alloc.buffer(DdpHeaders.TAGGED_HEADER_LENGTH);
+        int at = ulpdu.readerIndex() + DdpHeaders.UNTAGGED_HEADER_LENGTH;
+        DdpHeaders.writeTagged(response, true, RdmapHeaders.controlByte(RdmapOpcode.RDMA_READ_RESPONSE),
+                ReadRequestHeader.sinkStag(ulpdu, at), ReadRequestHeader.sinkTaggedOffset(ulpdu, at));
+        return response;
     }
 
     private void checkRtr(ByteBuf ulpdu) {
@@ -121,9 +113,9 @@ final class RtrHandler extends ChannelDuplexHandler {
                 && RdmapHeaders.opcode(ulpdu, at) == RdmapOpcode.RDMA_READ_RESPONSE;
     }
 
-    /** The zero-length frame for an RTR type. */
-    static ByteBuf rtrFrame(ChannelHandlerContext ctx, RtrType type) {
-        ByteBuf out = ctx.alloc().buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH);
+    /** The zero-length frame the initiator sends first for an RTR type. */
+    static ByteBuf initiatorFrame(ByteBufAllocator alloc, RtrType type) {
+        ByteBuf out = alloc.buffer(DdpHeaders.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH);
         switch (type) {
             case WRITE:
                 DdpHeaders.writeTagged(out, true, RdmapHeaders.controlByte(RdmapOpcode.RDMA_WRITE), RTR_STAG, 0);
