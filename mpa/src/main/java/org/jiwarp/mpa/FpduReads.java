@@ -35,6 +35,9 @@ public final class FpduReads implements RecvByteBufAllocator {
     /** Reads per turn of the event loop: two per long FPDU, so about a megabyte of 64 KiB FPDUs. */
     static final int MAX_READS_PER_TURN = 32;
 
+    /** Off switch for measurements ({@code -Djiwarp.directReads=false}): every read an ordinary one. */
+    static final boolean ENABLED = !"false".equals(System.getProperty("jiwarp.directReads"));
+
     private final AdaptiveRecvByteBufAllocator adaptive = new AdaptiveRecvByteBufAllocator();
     private FpduDeframer deframer;
 
@@ -63,7 +66,7 @@ public final class FpduReads implements RecvByteBufAllocator {
         @Override
         public ByteBuf allocate(ByteBufAllocator alloc) {
             FpduDeframer to = deframer;
-            if (to != null) {
+            if (to != null && ENABLED) {
                 ByteBuf straight = to.directReadBuffer();
                 if (straight != null) {
                     return straight;
