@@ -31,11 +31,17 @@ class LauncherTest {
         Path second = Files.createDirectories(temp.resolve("b")).resolve("jw");
         Files.createSymbolicLink(second, Path.of("..", "a", "jiwarp"));
 
+        // Output to files, not pipes: reading a pipe would wait for the launcher without a deadline.
+        Path outFile = temp.resolve("out");
+        Path errFile = temp.resolve("err");
         Process process = new ProcessBuilder("bash", second.toString(), "--version")
-                .directory(temp.toFile()).start();
-        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(process.waitFor(60, TimeUnit.SECONDS));
+                .directory(temp.toFile()).redirectOutput(outFile.toFile()).redirectError(errFile.toFile()).start();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError("the launcher did not finish within 60 s");
+        }
+        String out = Files.readString(outFile, StandardCharsets.UTF_8);
+        String err = Files.readString(errFile, StandardCharsets.UTF_8);
         if (Files.isRegularFile(JAR)) {
             assertEquals(0, process.exitValue(), err);
             assertTrue(out.startsWith("jiwarp "), out);

@@ -38,7 +38,9 @@ class PcapCaptureCommandTest {
                 jiwarp("ping", "-s", "-a", "127.0.0.1", "-p", port));
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         Process client = null;
-        for (int attempt = 0; attempt < 100; attempt++) {
+        // Until the client has made 20 round trips (retrying while the server is not listening yet), 60 s at most.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
             // env --default-signal=INT: a build started in the background (nohup ... &) passes SIGINT on
             // ignored, and a JVM that starts with SIGINT ignored never runs its shutdown hooks for it.
             client = new ProcessBuilder("env", "--default-signal=INT",
@@ -49,16 +51,23 @@ class PcapCaptureCommandTest {
                     .redirectError(temp.resolve("client.err").toFile()).start();
             // An endless ping: wait for 20 round trips, then Ctrl-C it.
             while (client.isAlive() && !read(temp.resolve("client.err")).contains("ping 20: round trip")) {
+                if (System.nanoTime() > deadline) {
+                    client.destroyForcibly();
+                    throw new AssertionError("the client made no 20 round trips within 60 s; it printed:\n"
+                            + read(temp.resolve("client.err")));
+                }
                 Thread.sleep(20);
             }
             if (client.isAlive()) {
                 break;
             }
             assertTrue(read(temp.resolve("client.err")).contains("refused"), read(temp.resolve("client.err")));
+            assertTrue(System.nanoTime() < deadline, "the server was not listening within 60 s");
             Thread.sleep(100);
         }
         Process kill = new ProcessBuilder("kill", "-INT", String.valueOf(client.pid())).start();
-        assertEquals(0, kill.waitFor());
+        assertTrue(kill.waitFor(10, TimeUnit.SECONDS), "kill -INT did not return within 10 s");
+        assertEquals(0, kill.exitValue());
         if (!client.waitFor(60, TimeUnit.SECONDS)) {
             // Say where it hangs: its threads and what it printed.
             Process dump = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
@@ -130,9 +139,11 @@ class PcapCaptureCommandTest {
         Object[] args = Stream.concat(Stream.of("ping", "-c", "-a", "127.0.0.1", "-p", port, "-C", "3", "-S", "1000",
                 "-V", "--pcap", pcap), Stream.of((Object[]) extra)).toArray();
         Run client = null;
-        for (int attempt = 0; attempt < 100; attempt++) {
+        // Retry while the server is not listening yet (refused), for 30 s at most.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
             client = jiwarp(args);
-            if (client.exit() == 0 || !client.err().contains("refused")) {
+            if (client.exit() == 0 || !client.err().contains("refused") || System.nanoTime() > deadline) {
                 break;
             }
             Thread.sleep(50);

@@ -16,6 +16,7 @@ import org.jiwarp.capture.decode.IwarpStreamDecoder;
 import org.jiwarp.capture.pcap.PcapFile;
 import org.jiwarp.capture.pcap.PcapNgWriter;
 import org.jiwarp.capture.pcap.PcapRecord;
+import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -114,11 +115,8 @@ class PcapNgWriterRoundTripTest {
         if (siw != null && !siw.isBlank()) {
             Path folder = Path.of(siw);
             List<Path> made = Files.isDirectory(folder) ? ExternalPcaps.pcaps(folder) : List.of();
-            if (made.isEmpty() && !"true".equals(System.getenv("CI"))) {
-                System.out.println("no siw captures in " + siw + " (the siw suites did not run): not round-tripped");
-            } else {
-                assertFalse(made.isEmpty(), "no captures in " + siw + " (-Djiwarp.siw.captures): the siw suites "
-                        + "did not run");
+            if (Prerequisites.optional(!made.isEmpty(), "no siw captures in " + siw
+                    + " (-Djiwarp.siw.captures): the siw suites did not run, so theirs are not round-tripped")) {
                 captures.addAll(made);
             }
         }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -23,6 +24,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jiwarp.testing.Deadlines;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -328,11 +330,11 @@ class StagTableTest {
         threads.forEach(Thread::start);
         start.countDown();
         for (int i = 0; i < writers; i++) {
-            threads.get(i).join();
+            Deadlines.join(threads.get(i), Duration.ofSeconds(60));
         }
         done.set(true);
         for (Thread thread : threads) {
-            thread.join();
+            Deadlines.join(thread, Duration.ofSeconds(60));
         }
         if (failure.get() != null) {
             throw new AssertionError(failure.get());
@@ -370,7 +372,7 @@ class StagTableTest {
 
     private static void run(AtomicReference<Throwable> failure, CountDownLatch start, Runnable body) {
         try {
-            start.await();
+            Deadlines.await(start, Duration.ofSeconds(60), "the start signal");
             body.run();
         } catch (Throwable t) {
             failure.compareAndSet(null, t);

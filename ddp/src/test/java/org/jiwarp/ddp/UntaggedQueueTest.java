@@ -11,11 +11,14 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jiwarp.testing.Deadlines;
 import org.jiwarp.testing.Property;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
@@ -323,11 +326,14 @@ class UntaggedQueueTest {
                 failure.set(t);
             }
         }, "poster");
+        producer.setDaemon(true);
         producer.start();
         ByteBuf payload = Unpooled.buffer(4);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         try {
             for (int i = 0; i < messages; i++) {
                 while (queue.posted() == 0) {
+                    Deadlines.check(deadline, "message " + i + " of " + messages + ": nothing posted within 60 s");
                     Thread.onSpinWait();
                 }
                 payload.clear().writeInt(i);
@@ -339,7 +345,7 @@ class UntaggedQueueTest {
         } finally {
             payload.release();
         }
-        producer.join();
+        Deadlines.join(producer, Duration.ofSeconds(60));
         if (failure.get() != null) {
             throw new AssertionError(failure.get());
         }

@@ -262,7 +262,8 @@ class MpaNegotiationOnTheWireTest {
             // RFC 5044 section 7.1 / 4.4: the revision and CRC reach the layer above; the ULPDU is the same either way.
             assertEquals(MpaFrames.REVISION_2, parameters.revision());
             assertEquals(crc, parameters.crc());
-            for (int i = 0; i < 100 && app.received.isEmpty(); i++) {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MILLIS);
+            while (app.received.isEmpty() && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
             assertEquals(1, app.received.size(), "ULPDUs delivered, crc=" + crc);

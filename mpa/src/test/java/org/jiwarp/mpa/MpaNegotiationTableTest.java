@@ -10,10 +10,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import org.jiwarp.testing.Deadlines;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.junit.jupiter.api.Test;
 
@@ -116,7 +118,7 @@ class MpaNegotiationTableTest {
             assertTrue(pair.initiatorApp.established.isEmpty());
             Thread decider = new Thread(() -> pending.get().accept(new byte[] {7}));
             decider.start();
-            decider.join();
+            Deadlines.join(decider, Duration.ofSeconds(10));
             assertFalse(pending.get().reject(new byte[0]), "the first decision stands");
             pair.pump();
             assertArrayEquals(new byte[] {7}, pair.initiatorApp.parameters().peerPrivateData());

@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.TimeUnit;
@@ -143,17 +146,30 @@ class MpaSetupErrorsTest {
                 responderFed(MpaSettings.defaults(), request(MpaFrames.ENHANCED_FLAG, 2, new byte[3])));
     }
 
+    /**
+     * A channel whose clock stands still until the test moves it ({@link MockTicker}): a timer fires
+     * exactly when its time has come on that clock, however long the test itself takes in real time.
+     */
+    private static EmbeddedChannel frozenClock(MockTicker clock, ChannelHandler... handlers) {
+        return EmbeddedChannel.builder().ticker(clock).handlers(handlers).build();
+    }
+
+    /** Moves {@code clock} by {@code nanos} and runs what became due on {@code channel}. */
+    private static void advance(MockTicker clock, EmbeddedChannel channel, long nanos) {
+        clock.advance(nanos, TimeUnit.NANOSECONDS);
+        channel.runScheduledPendingTasks();
+    }
+
     @Test
     void requestTimeoutIsFiveSecondsByDefault() {
         MpaPair.Recorder app = new MpaPair.Recorder();
-        EmbeddedChannel channel = new EmbeddedChannel(new MpaResponderHandler(REV1, MpaAcceptor.ACCEPT_ALL), app);
+        MockTicker clock = Ticker.newMockTicker();
+        EmbeddedChannel channel = frozenClock(clock, new MpaResponderHandler(REV1, MpaAcceptor.ACCEPT_ALL), app);
         try {
-            channel.advanceTimeBy(4900, TimeUnit.MILLISECONDS);
-            channel.runScheduledPendingTasks();
-            assertTrue(channel.isActive());
-            channel.advanceTimeBy(200, TimeUnit.MILLISECONDS);
-            channel.runScheduledPendingTasks();
-            assertFalse(channel.isActive());
+            advance(clock, channel, TimeUnit.SECONDS.toNanos(5) - 1);
+            assertTrue(channel.isActive(), "closed before the five seconds were up");
+            advance(clock, channel, 1);
+            assertFalse(channel.isActive(), "still open when the five seconds were up");
             assertError(TerminateError.LLP_CONNECTION_LOST, app);
         } finally {
             channel.finishAndReleaseAll();
@@ -162,21 +178,19 @@ class MpaSetupErrorsTest {
 
     @Test
     void replyTimeoutIsTenSecondsByDefaultAndConfigurable() {
-        for (Duration timeout : new Duration[] {Duration.ofSeconds(10), Duration.ofMillis(250)}) {
+        for (MpaSettings settings : new MpaSettings[] {REV1, REV1.toBuilder().replyTimeout(Duration.ofMillis(250)).build()}) {
+            long timeout = settings == REV1 ? TimeUnit.SECONDS.toNanos(10) : TimeUnit.MILLISECONDS.toNanos(250);
             MpaPair.Recorder app = new MpaPair.Recorder();
-            MpaSettings settings = REV1.toBuilder().replyTimeout(timeout).build();
-            EmbeddedChannel channel = new EmbeddedChannel(new MpaInitiatorHandler(settings, new byte[0]), app);
+            MockTicker clock = Ticker.newMockTicker();
+            EmbeddedChannel channel = frozenClock(clock, new MpaInitiatorHandler(settings, new byte[0]), app);
             try {
                 ByteBuf sent = channel.readOutbound();
                 assertTrue(MpaFrames.isRequest(sent, 0));
                 sent.release();
-                // The channel's clock also runs in real time: keep clear margins either side.
-                channel.advanceTimeBy(timeout.toMillis() / 2, TimeUnit.MILLISECONDS);
-                channel.runScheduledPendingTasks();
-                assertTrue(channel.isActive());
-                channel.advanceTimeBy(timeout.toMillis() / 2 + 100, TimeUnit.MILLISECONDS);
-                channel.runScheduledPendingTasks();
-                assertFalse(channel.isActive());
+                advance(clock, channel, timeout - 1);
+                assertTrue(channel.isActive(), "closed before " + timeout + " ns");
+                advance(clock, channel, 1);
+                assertFalse(channel.isActive(), "still open after " + timeout + " ns");
                 assertError(TerminateError.LLP_CONNECTION_LOST, app);
             } finally {
                 channel.finishAndReleaseAll();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -13,6 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jiwarp.testing.Deadlines;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -73,7 +75,7 @@ class CompletionQueueOverrunTest {
                 threads.add(thread);
             }
             for (Thread thread : threads) {
-                thread.join();
+                Deadlines.join(thread, Duration.ofSeconds(60));
             }
             for (QueuePair qp : qps) {
                 qp.closeFuture().get(10, TimeUnit.SECONDS);

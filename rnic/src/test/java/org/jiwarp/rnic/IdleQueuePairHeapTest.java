@@ -62,8 +62,10 @@ class IdleQueuePairHeapTest {
             qps.add(server);
             qps.add(client);
         }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         for (QueuePair qp : qps) {
             while (qp.state() != QpState.RTS) {
+                assertTrue(System.nanoTime() < deadline, qp + " did not reach RTS within 30 s: " + qp.state());
                 Thread.sleep(1);
             }
         }

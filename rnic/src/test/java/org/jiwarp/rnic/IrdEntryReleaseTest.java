@@ -48,7 +48,8 @@ class IrdEntryReleaseTest {
                 QueuePair qp = served.awaitEstablished();
                 FlushProbe probe = new FlushProbe();
                 Channel channel = qp.channel();
-                channel.eventLoop().submit(() -> channel.pipeline().addFirst("flush-probe", probe)).get();
+                channel.eventLoop().submit(() -> channel.pipeline().addFirst("flush-probe", probe))
+                        .get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
                 peer.autoRead(false);
 
                 // IRD = 4 requests in one burst: a 1-octet Read, whose response goes to TCP at once,

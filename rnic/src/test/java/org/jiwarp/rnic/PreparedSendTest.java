@@ -60,7 +60,8 @@ class PreparedSendTest {
             CountDownLatch hold = new CountDownLatch(1);
             pair.server.execute(() -> {
                 try {
-                    hold.await();
+                    // Opened by the finally below; the deadline only keeps a failed test from holding the loop.
+                    hold.await(30, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }

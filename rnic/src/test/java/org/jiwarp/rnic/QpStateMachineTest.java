@@ -4,12 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jiwarp.testing.Deadlines;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -116,7 +119,9 @@ class QpStateMachineTest {
                         QpEvent first = random.nextInt(4) == 0 ? events[random.nextInt(events.length)]
                                 : toError[random.nextInt(toError.length)];
                         arrivals.incrementAndGet();
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                         while (arrivals.get() < threads * (i + 1)) {
+                            Deadlines.check(deadline, "machine " + i + ": the other workers did not arrive within 30 s");
                             Thread.onSpinWait();
                         }
                         if (machine.apply(first).enteredError()) {
@@ -126,7 +131,7 @@ class QpStateMachineTest {
                             entered[i].incrementAndGet();
                         }
                     }
-                } catch (Exception e) {
+                } catch (Exception | AssertionError e) {
                     failures.add(e);
                 }
             });
@@ -134,7 +139,7 @@ class QpStateMachineTest {
             workers.add(worker);
         }
         for (Thread worker : workers) {
-            worker.join();
+            Deadlines.join(worker, Duration.ofSeconds(60));
         }
         assertTrue(failures.isEmpty(), "" + failures);
         for (int i = 0; i < machines; i++) {

@@ -342,10 +342,15 @@ class RawPeerTerminateTest {
                 burst.add(readRequest(msn, 1));
             }
             List<byte[]> sent = s.peer.sendBurst(burst);
+            // The refusal moves the queue pair out of RTS at once; the Terminate itself (terminateSent)
+            // can only go once the peer reads again, behind the 8 MiB.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-            while (s.served.qp.terminateSent() == null && System.nanoTime() < deadline) {
+            while (s.served.qp.state() == QpState.RTS) {
+                assertTrue(System.nanoTime() < deadline, "the fifth Read Request was not refused within "
+                        + WAIT_SECONDS + " s: the queue pair is still in RTS");
                 Thread.sleep(1);
             }
+            assertEquals(QpState.TERMINATE, s.served.qp.state(), "the refusal of the fifth Read Request");
             s.peer.autoRead(true);
             s.expectTerminated(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, sent.get(RawPeerServer.IRD),
                     false, 900, 901);

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -19,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.mpa.MpaRejectedException;
 import org.jiwarp.mpa.MpaSettings;
+import org.jiwarp.testing.Deadlines;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.junit.jupiter.api.Test;
 
@@ -143,7 +145,7 @@ class RnicVerbsTest {
             }
             posters.forEach(Thread::start);
             for (Thread poster : posters) {
-                poster.join();
+                Deadlines.join(poster, Duration.ofSeconds(60));
             }
             long[] next = new long[threads];
             for (int i = 0; i < threads * each; i++) {

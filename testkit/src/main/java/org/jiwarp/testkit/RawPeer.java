@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -48,6 +49,9 @@ import org.jiwarp.wire.rdmap.RdmapOpcode;
  */
 public final class RawPeer implements AutoCloseable {
 
+    /** The longest the peer waits for its own connect, write or close. */
+    private static final long WAIT_SECONDS = 10;
+
     private final EventLoopGroup group;
     private final Channel channel;
     private final Recorder recorder = new Recorder();
@@ -73,7 +77,7 @@ public final class RawPeer implements AutoCloseable {
                 // the server's sends after at most this many octets.
                 bootstrap.option(ChannelOption.SO_RCVBUF, receiveBuffer);
             }
-            channel = bootstrap.connect(server).syncUninterruptibly().channel();
+            channel = awaitDone(bootstrap.connect(server), "connecting to " + server).channel();
             parameters = recorder.established.get(10, TimeUnit.SECONDS);
         } catch (Exception | Error e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
@@ -112,7 +116,7 @@ public final class RawPeer implements AutoCloseable {
      */
     public byte[] send(ByteBuf ulpdu) {
         byte[] copy = ByteBufUtil.getBytes(ulpdu);
-        channel.writeAndFlush(ulpdu).syncUninterruptibly();
+        awaitDone(channel.writeAndFlush(ulpdu), "sending a ULPDU of " + copy.length + " octets (the server reads no more?)");
         return copy;
     }
 
@@ -216,19 +220,33 @@ public final class RawPeer implements AutoCloseable {
 
     /** Closes with FIN (an orderly TCP close, in whatever state the iWARP stream is). */
     public void closeGracefully() {
-        channel.close().syncUninterruptibly();
+        awaitDone(channel.close(), "closing");
     }
 
     /** Resets the connection: SO_LINGER 0, then close, so TCP sends RST. */
     public void reset() {
         channel.config().setOption(ChannelOption.SO_LINGER, 0);
-        channel.close().syncUninterruptibly();
+        awaitDone(channel.close(), "resetting");
     }
 
     @Override
     public void close() {
-        channel.close().syncUninterruptibly();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        awaitDone(channel.close(), "closing");
+        if (!group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(WAIT_SECONDS, TimeUnit.SECONDS)) {
+            throw new AssertionError("the raw peer's event loop did not stop within " + WAIT_SECONDS + " s");
+        }
+    }
+
+    /**
+     * Waits for {@code future} at most {@value #WAIT_SECONDS} s (Netty's own {@code sync} waits
+     * forever); rethrows its failure, and fails saying what did not finish.
+     */
+    private static ChannelFuture awaitDone(ChannelFuture future, String what) {
+        if (!future.awaitUninterruptibly(WAIT_SECONDS, TimeUnit.SECONDS)) {
+            throw new AssertionError("the raw peer is still " + what + " after " + WAIT_SECONDS + " s");
+        }
+        future.syncUninterruptibly(); // done: rethrows its failure, if any
+        return future;
     }
 
     /** Completes setup and keeps what arrives. Not sharable. */

@@ -19,6 +19,12 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * logging it. After each test class it forces a collection, allocates a few buffers so the
  * detectors drain their reference queues, and fails the class if anything leaked.
  *
+ * <p>A leak can also be reported between two classes (a buffer a class's event loops held until
+ * they shut down, collected later): before each class the extension collects what was reported
+ * since the last check and fails that class after it ran, saying that these leaks were reported
+ * before it started (their records name where the buffers were last used). Nothing reported is
+ * ever dropped.
+ *
  * <p>Surefire runs with {@code -Dio.netty.leakDetection.level=paranoid}, so every buffer is tracked.
  */
 public final class LeakCheckExtension implements BeforeAllCallback, AfterAllCallback {
@@ -29,20 +35,41 @@ public final class LeakCheckExtension implements BeforeAllCallback, AfterAllCall
         ResourceLeakDetectorFactory.setResourceLeakDetectorFactory(new RecordingFactory());
     }
 
+    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(LeakCheckExtension.class);
+    private static final String EARLIER = "leaks reported before the class started";
+
     @Override
-    public void beforeAll(ExtensionContext context) {
-        synchronized (LEAKS) {
-            LEAKS.clear();
-        }
+    public void beforeAll(ExtensionContext context) throws Exception {
+        context.getStore(NAMESPACE).put(EARLIER, collectLeakReports());
     }
 
     @Override
     public void afterAll(ExtensionContext context) throws Exception {
-        List<String> found = collectLeakReports();
-        if (!found.isEmpty()) {
-            throw new AssertionError("Netty reported " + found.size() + " leak(s) in "
-                    + context.getDisplayName() + ":\n" + String.join("\n---\n", found));
+        @SuppressWarnings("unchecked")
+        List<String> earlier = context.getStore(NAMESPACE).remove(EARLIER, List.class);
+        String failure = failure(context.getDisplayName(), earlier == null ? List.of() : earlier, collectLeakReports());
+        if (failure != null) {
+            throw new AssertionError(failure);
         }
+    }
+
+    /** What a class's check says about the leaks reported before it started and while it ran; {@code null}: none. */
+    static String failure(String testClass, List<String> before, List<String> during) {
+        if (before.isEmpty() && during.isEmpty()) {
+            return null;
+        }
+        StringBuilder s = new StringBuilder();
+        if (!during.isEmpty()) {
+            s.append("Netty reported ").append(during.size()).append(" leak(s) in ").append(testClass).append(":\n")
+                    .append(String.join("\n---\n", during));
+        }
+        if (!before.isEmpty()) {
+            s.append(s.length() == 0 ? "" : "\n---\n").append("Netty reported ").append(before.size())
+                    .append(" leak(s) after the class before ").append(testClass)
+                    .append(" was checked and before this one started (an earlier class leaked them):\n")
+                    .append(String.join("\n---\n", before));
+        }
+        return s.toString();
     }
 
     /**

@@ -45,6 +45,27 @@ public final class Prerequisites {
         abort(missing + "; skipping (under CI=true this fails)");
     }
 
+    /**
+     * For a part of a test that can go on without what it needs: {@code true} when {@code present};
+     * otherwise, under CI, fails as {@link #require(String)} does; elsewhere says on standard output
+     * that this part is left out, and why, and returns {@code false}.
+     */
+    public static boolean optional(boolean present, String missing) {
+        return optional(present, missing, underCi());
+    }
+
+    /** {@link #optional(boolean, String)} with the CI decision given (for its own test). */
+    static boolean optional(boolean present, String missing, boolean ci) {
+        if (present) {
+            return true;
+        }
+        if (ci) {
+            fail("CI=true and a prerequisite is missing, so this check cannot be skipped: " + missing);
+        }
+        System.out.println(missing + "; left out (under CI=true this fails)");
+        return false;
+    }
+
     /** {@link #require(String)} when {@code present} is false. */
     public static void require(boolean present, String missing) {
         require(present ? null : missing);

@@ -1,6 +1,7 @@
 package org.jiwarp.testing;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,6 +19,15 @@ class PrerequisitesTest {
         TestAbortedException local = assertThrows(TestAbortedException.class,
                 () -> Prerequisites.require("tshark is not installed", false));
         assertTrue(local.getMessage().contains("tshark is not installed"), local.getMessage());
+    }
+
+    @Test
+    void aMissingPartFailsUnderCiAndIsLeftOutElsewhere() {
+        AssertionFailedError ci = assertThrows(AssertionFailedError.class,
+                () -> Prerequisites.optional(false, "no siw captures", true));
+        assertTrue(ci.getMessage().contains("no siw captures"), ci.getMessage());
+        assertFalse(Prerequisites.optional(false, "no siw captures", false));
+        assertTrue(Prerequisites.optional(true, "no siw captures", true));
     }
 
     @Test

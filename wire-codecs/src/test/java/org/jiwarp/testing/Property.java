@@ -83,12 +83,15 @@ public final class Property {
                 thrown[0] = t;
             }
         }, "property");
+        // A daemon, stopped with the test: the test's deadline interrupts this thread's join.
+        thread.setDaemon(true);
         thread.start();
         try {
             thread.join();
         } catch (InterruptedException e) {
+            thread.interrupt();
             Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
+            throw new AssertionError("interrupted (the test's deadline?) while the property ran", e);
         }
         if (thrown[0] instanceof Error) {
             throw (Error) thrown[0];

@@ -7,6 +7,7 @@ import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.Objects;
 
 /**
@@ -80,6 +81,15 @@ public final class SyntheticTcpCapture implements Closeable {
      */
     public SyntheticTcpCapture(PcapWriter writer, InetSocketAddress client, InetSocketAddress server,
                                long clientIsn, long serverIsn) {
+        this(writer, client, server, clientIsn, serverIsn, InstantSource.system());
+    }
+
+    /**
+     * As {@link #SyntheticTcpCapture(PcapWriter, InetSocketAddress, InetSocketAddress, long, long)},
+     * starting at {@code clock}'s instant instead of the system clock's.
+     */
+    public SyntheticTcpCapture(PcapWriter writer, InetSocketAddress client, InetSocketAddress server,
+                               long clientIsn, long serverIsn, InstantSource clock) {
         this.writer = Objects.requireNonNull(writer, "writer");
         this.client = Objects.requireNonNull(client, "client");
         this.server = Objects.requireNonNull(server, "server");
@@ -104,7 +114,7 @@ public final class SyntheticTcpCapture implements Closeable {
         this.serverIp = s.getAddress();
         this.clientNext = clientIsn;
         this.serverNext = serverIsn;
-        Instant now = Instant.now();
+        Instant now = clock.instant();
         this.timestampNanos = now.getEpochSecond() * 1_000_000_000L + now.getNano();
     }
 

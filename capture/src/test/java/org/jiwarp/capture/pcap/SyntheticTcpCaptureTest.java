@@ -14,6 +14,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -152,18 +154,22 @@ class SyntheticTcpCaptureTest {
         assertThrows(IllegalStateException.class, () -> v4.clientSends(new byte[1]));
     }
 
+    /** The first packet is stamped with the clock's instant, to the nanosecond; each next one 1 µs later. */
     @Test
-    void defaultClockIsNowAndAdvancesOneMicrosecondPerPacket() throws IOException {
-        long before = System.currentTimeMillis() * 1_000_000L;
+    void clockStampsTheFirstPacketAndEachNextIsOneMicrosecondLater() throws IOException {
+        Instant start = Instant.ofEpochSecond(1_700_000_000L, 123_456_789);
         ByteArrayOutputStream file = new ByteArrayOutputStream();
-        SyntheticTcpCapture capture = new SyntheticTcpCapture(new PcapWriter(file, LinkType.RAW, false),
-                CLIENT4, SERVER4, 1, 2);
-        long start = capture.timestampNanos();
-        assertTrue(start >= before && start < before + 60_000_000_000L, "start " + start);
+        SyntheticTcpCapture capture = new SyntheticTcpCapture(new PcapWriter(file, LinkType.RAW, true),
+                CLIENT4, SERVER4, 1, 2, InstantSource.fixed(start));
+        long nanos = 1_700_000_000L * 1_000_000_000L + 123_456_789;
+        assertEquals(nanos, capture.timestampNanos());
         capture.handshake();
-        assertEquals(start + 3000, capture.timestampNanos());
+        assertEquals(nanos + 3000, capture.timestampNanos());
         List<PcapRecord> records = PcapFile.read(file.toByteArray()).records();
-        assertEquals(1000, records.get(1).timestampNanos() - records.get(0).timestampNanos());
+        assertEquals(3, records.size());
+        for (int i = 0; i < 3; i++) {
+            assertEquals(nanos + i * 1000L, records.get(i).timestampNanos(), "packet " + i);
+        }
     }
 
     /** Verifies the IPv4 header checksum and the TCP checksum independently of the writer's code. */

@@ -37,10 +37,12 @@ class PerftestCommandTest {
         CompletableFuture<Run> server = CompletableFuture.supplyAsync(() -> jiwarp("perftest", "--test", "read", "-n",
                 200, "-s", 4096, "-p", port, "--bind", "127.0.0.1", "--accept-timeout", 20, "--timeout", 20));
         Run client = null;
-        for (int attempt = 0; attempt < 100; attempt++) {
+        // Retry while the server is not listening yet (refused), for 30 s at most.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
             client = jiwarp("perftest", "-R", "--test", "READ", "-n", 200, "-s", 4096, "-p", port, "--timeout", 20,
                     "127.0.0.1");
-            if (client.exit() == 0 || !client.err().contains("refused")) {
+            if (client.exit() == 0 || !client.err().contains("refused") || System.nanoTime() > deadline) {
                 break;
             }
             Thread.sleep(50);
@@ -93,10 +95,12 @@ class PerftestCommandTest {
                 "--bind", "127.0.0.1", "--accept-timeout", 20, "--timeout", 20});
             CompletableFuture<Run> server = CompletableFuture.supplyAsync(() -> jiwarp(serverArgs));
             Run client = null;
-            for (int attempt = 0; attempt < 100; attempt++) {
+            // Retry while the server is not listening yet (refused), for 30 s at most.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (true) {
                 client = jiwarp(concat(new Object[] {"perftest"}, (Object[]) c[1], new Object[] {"-p", port,
                     "--timeout", 20, "127.0.0.1"}));
-                if (client.exit() == 0 || !client.err().contains("refused")) {
+                if (client.exit() == 0 || !client.err().contains("refused") || System.nanoTime() > deadline) {
                     break;
                 }
                 Thread.sleep(50);
@@ -181,10 +185,12 @@ class PerftestCommandTest {
         CompletableFuture<Run> server = CompletableFuture.supplyAsync(() -> jiwarp("perftest", "-n", 200, "-s", 4096,
                 "-p", port, "--bind", "127.0.0.1", "--accept-timeout", 20, "--timeout", 20, "--report_gbits", "-F"));
         Run client = null;
-        for (int attempt = 0; attempt < 100; attempt++) {
+        // Retry while the server is not listening yet (refused), for 30 s at most.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
             client = jiwarp("perftest", "-n", 200, "-s", 4096, "-p", port, "--timeout", 20, "-F", "-q", 1,
                     "--report_gbits", "127.0.0.1");
-            if (client.exit() == 0 || !client.err().contains("refused")) {
+            if (client.exit() == 0 || !client.err().contains("refused") || System.nanoTime() > deadline) {
                 break;
             }
             Thread.sleep(50);

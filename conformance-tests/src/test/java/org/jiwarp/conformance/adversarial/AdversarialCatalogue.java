@@ -96,6 +96,12 @@ import org.jiwarp.wire.rdmap.TerminateHeader;
  */
 public final class AdversarialCatalogue {
 
+    /**
+     * How long the raw peer watches for an FPDU that must not come, once jiwarp's event loop has
+     * written whatever it would have sent (responder-waits-for-the-first-fpdu).
+     */
+    private static final long EARLY_FPDU_WINDOW_MILLIS = 1000;
+
     /** An STag no region has: index 0xFFFF42 is far beyond any table here. */
     static final int UNKNOWN_STAG = 0xFFFF_4201;
     /** What the raw peer names as its own Read sink (jiwarp never checks it). */
@@ -482,8 +488,20 @@ public final class AdversarialCatalogue {
         e.add(op("responder-waits-for-the-first-fpdu", "RFC 5044 7.1.2 rule 4",
                 ctx -> {
                     ctx.served.qp.postSend(SendWorkRequest.send(60, new Sge(ctx.regions.readOnly, 0, 8)));
-                    Thread.sleep(150);
-                    assertEquals(List.of(), ctx.peer.received(), "jiwarp sent an FPDU before the initiator's first");
+                    // A task queued on the queue pair's event loop behind the post runs once the loop has
+                    // taken the post: a Send it did not hold has been written to TCP by then (on an idle
+                    // connection the flush writes the 8 octets at once). From there the raw peer's reader
+                    // has a second to see it, which octets already in the kernel's loopback need far less
+                    // of; it must see nothing, and the Send must not have completed. The positive control
+                    // is the accepted check below: the same Send arrives, and completes, once the
+                    // initiator's first FPDU is in.
+                    java.util.concurrent.CompletableFuture<Void> behindThePost = new java.util.concurrent.CompletableFuture<>();
+                    ctx.served.qp.execute(() -> behindThePost.complete(null));
+                    behindThePost.get(Outcome.WAIT_MILLIS, TimeUnit.MILLISECONDS);
+                    assertNull(ctx.peer.await(u -> true, EARLY_FPDU_WINDOW_MILLIS),
+                            "jiwarp sent an FPDU before the initiator's first: " + ctx.peer.describe());
+                    assertNull(ctx.served.cq.take(0, TimeUnit.MILLISECONDS),
+                            "jiwarp's Send completed before the initiator's first FPDU");
                     ctx.sendGood(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 8));
                 },
                 accepted("jiwarp's Send leaves only after the initiator's first FPDU", ctx -> {

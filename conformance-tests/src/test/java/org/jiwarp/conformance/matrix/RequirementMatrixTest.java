@@ -1,8 +1,10 @@
 package org.jiwarp.conformance.matrix;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -220,6 +222,11 @@ class RequirementMatrixTest {
         assertNoProblems(problems);
     }
 
+    /**
+     * The report, as written and read back, has one row per RFC and level and their totals, and
+     * the totals add up: each RFC's levels to its "all" row, each level's RFCs to its "all" row, and
+     * the grand total to the matrix's rows as counted straight from the file.
+     */
     @Test
     void coverageIsReportedPerRfcAndLevel() throws IOException {
         String table = coverageTable();
@@ -227,7 +234,56 @@ class RequirementMatrixTest {
         Path out = Path.of("target", "rfc-coverage.md");
         Files.createDirectories(out.getParent());
         Files.writeString(out, table, StandardCharsets.UTF_8);
-        assertTrue(table.contains("| all | all |"));
+        Map<String, long[]> report = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
+            Matcher m = REPORT_ROW.matcher(line);
+            if (m.matches()) {
+                long[] counts = new long[4];
+                for (int i = 0; i < 4; i++) {
+                    counts[i] = Long.parseLong(m.group(3 + i));
+                }
+                assertNull(report.put(m.group(1) + "/" + m.group(2), counts), "row reported twice: " + line);
+            }
+        }
+        List<String> rfcs = new ArrayList<>(RFCS);
+        rfcs.add("all");
+        List<String> levels = new ArrayList<>(LEVELS);
+        levels.add("all");
+        assertEquals(rfcs.size() * levels.size(), report.size(), "rows of the report: " + report.keySet());
+        for (String rfc : rfcs) {
+            assertSums(report, rfc + "/all", LEVELS.stream().map(level -> rfc + "/" + level).toList());
+        }
+        for (String level : levels) {
+            assertSums(report, "all/" + level, RFCS.stream().map(rfc -> rfc + "/" + level).toList());
+        }
+        assertEquals(matrixRowsInTheFile(), report.get("all/all")[0], "the grand total against the file's rows");
+    }
+
+    private static final Pattern REPORT_ROW = Pattern.compile(
+            "\\| (\\S+) \\| ([A-Z ]+|all) \\| (\\d+) \\| (\\d+) \\| (\\d+) \\| (\\d+) \\|");
+
+    private static void assertSums(Map<String, long[]> report, String total, List<String> parts) {
+        long[] expected = report.get(total);
+        assertNotNull(expected, "no row " + total);
+        long[] sum = new long[4];
+        for (String part : parts) {
+            long[] counts = report.get(part);
+            assertNotNull(counts, "no row " + part);
+            for (int i = 0; i < 4; i++) {
+                sum[i] += counts[i];
+            }
+        }
+        assertArrayEquals(expected, sum, total + " against the sum of " + parts);
+    }
+
+    /** Requirement rows of the matrix counted straight from its lines: not a comment, a blank or the header. */
+    private static long matrixRowsInTheFile() throws IOException {
+        try (InputStream in = RequirementMatrixTest.class.getResourceAsStream(RESOURCE)) {
+            assertNotNull(in, RESOURCE);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
+                    .filter(line -> !line.isBlank() && !line.startsWith("#") && !line.startsWith("id\t"))
+                    .count();
+        }
     }
 
     // ---------------------------------------------------------------------------------------------
