@@ -112,8 +112,13 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     private int markerOctets;
     /** The FPDU PTR of the marker in progress, gathered so far. */
     private int fpduPtr;
-    /** The length of the last complete ULPDU: whether the next is likely long enough to read straight. */
-    private int lastUlpduLength;
+    /**
+     * Whether the stream carries long ULPDUs lately, so that reads should stop where a payload
+     * starts: set to {@link #LONG_MEMORY} by a long ULPDU, counted down by each short one (a 64 KiB
+     * message in the largest FPDUs is a long ULPDU and a short one).
+     */
+    private int longUlpdus;
+    private static final int LONG_MEMORY = 8;
 
     // The ULPDU in progress.
     /** The sink it goes to, or {@code null} (up the pipeline). */
@@ -243,8 +248,8 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         }
         streamPosition += wireLength;
         firstFpduSeen = true;
-        ctx.fireChannelRead(in.retainedSlice(i + Fpdu.HEADER_LENGTH, length));
         openGate();
+        ctx.fireChannelRead(in.retainedSlice(i + Fpdu.HEADER_LENGTH, length));
         return wireLength;
     }
 
@@ -410,7 +415,11 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         if (crcEnabled) {
             check(crc.value(), field, fpduStart);
         }
-        lastUlpduLength = ulpduLength;
+        if (ulpduLength >= DIRECT_READ_MIN) {
+            longUlpdus = LONG_MEMORY;
+        } else if (longUlpdus > 0) {
+            longUlpdus--;
+        }
         UlpduSink to = current;
         ByteBuf ulpdu = gathered;
         gathered = null;
@@ -420,6 +429,11 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         try {
             if (first && rtr != null && rtrSwallowed(ulpdu)) {
                 return;
+            }
+            if (first) {
+                // What the responder held goes out before anything this FPDU makes it send (a Read
+                // Response, say), in the order it was issued; the RTR answer went out above, first.
+                openGate();
             }
             if (to == null) {
                 ctx.fireChannelRead(ulpdu);
@@ -439,7 +453,7 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
                 ulpdu.release();
             }
             if (first) {
-                openGate();
+                openGate(); // after a swallowed RTR frame
             }
         }
     }
@@ -527,26 +541,28 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * How many octets the next read should take when it is to stop right where a long payload
-     * starts (the rest of this FPDU's trailer, the next length field and, without CRC, the longest
-     * DDP header), so that the payload can then be read straight; 0 when no such read is due (the
-     * last ULPDU was short, markers are on, or the ULPDU in progress is past its header).
+     * How many octets the next read should take when it is to stop right where the next payload
+     * starts, so that a long one can then be read straight ({@link #directReadBuffer}): the rest of
+     * this FPDU when what is left of its ULPDU is too short to read straight, the next length field
+     * and, without CRC, the longest DDP header. 0 when no such read is due (the stream's ULPDUs are
+     * short lately, or markers are on): an ordinary read then takes as much as there is.
      */
     int readToPayload() {
-        if (failed || sink == null || markersEnabled || lastUlpduLength < DIRECT_READ_MIN) {
+        if (failed || sink == null || markersEnabled || longUlpdus == 0) {
             return 0;
         }
-        int header = crcEnabled ? 0 : DdpHeaders.UNTAGGED_HEADER_LENGTH;
+        int nextHeader = Fpdu.HEADER_LENGTH + (crcEnabled ? 0 : DdpHeaders.UNTAGGED_HEADER_LENGTH);
         if (!inFpdu) {
-            return Fpdu.HEADER_LENGTH + header;
+            return nextHeader;
         }
         if (content < Fpdu.HEADER_LENGTH) {
-            return Fpdu.HEADER_LENGTH - content + header;
+            return Fpdu.HEADER_LENGTH - content + (crcEnabled ? 0 : DdpHeaders.UNTAGGED_HEADER_LENGTH);
         }
-        if (content >= Fpdu.HEADER_LENGTH + ulpduLength) {
-            return contentLength - content + Fpdu.HEADER_LENGTH + header;
+        if (!holding && !begun && content < Fpdu.HEADER_LENGTH + ulpduLength) {
+            // In a streamed header: up to its end (18 octets when its length is not known yet).
+            return headerWanted > 0 ? headerWanted : DdpHeaders.UNTAGGED_HEADER_LENGTH - header.readableBytes();
         }
-        return !holding && !begun && headerWanted > 0 ? headerWanted : 0;
+        return contentLength - content + nextHeader;
     }
 
     /** The last read handed out by {@link #directReadBuffer} brought nothing. */

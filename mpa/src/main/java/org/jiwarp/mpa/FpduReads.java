@@ -40,6 +40,9 @@ public final class FpduReads implements RecvByteBufAllocator {
 
     private final AdaptiveRecvByteBufAllocator adaptive = new AdaptiveRecvByteBufAllocator();
     private FpduDeframer deframer;
+    /** Octets read, and of them octets read straight into place (registered memory or a held FPDU). */
+    private long octetsRead;
+    private long octetsReadStraight;
 
     public FpduReads() {
         adaptive.maxMessagesPerRead(MAX_READS_PER_TURN);
@@ -50,6 +53,19 @@ public final class FpduReads implements RecvByteBufAllocator {
         this.deframer = deframer;
     }
 
+    /** Octets the socket has read on this connection so far (on its event loop; a snapshot elsewhere). */
+    public long octetsRead() {
+        return octetsRead;
+    }
+
+    /**
+     * Of {@link #octetsRead()}, the octets read straight into the memory they belong in, never
+     * passing through a buffer of Netty's: the rest were copied out of ordinary read buffers.
+     */
+    public long octetsReadStraight() {
+        return octetsReadStraight;
+    }
+
     @Override
     public Handle newHandle() {
         return new ReadHandle((ExtendedHandle) adaptive.newHandle());
@@ -58,6 +74,8 @@ public final class FpduReads implements RecvByteBufAllocator {
     private final class ReadHandle implements ExtendedHandle {
 
         private final ExtendedHandle adaptiveHandle;
+        /** Whether the buffer last handed out is a window straight into place. */
+        private boolean straight;
 
         ReadHandle(ExtendedHandle adaptiveHandle) {
             this.adaptiveHandle = adaptiveHandle;
@@ -66,10 +84,12 @@ public final class FpduReads implements RecvByteBufAllocator {
         @Override
         public ByteBuf allocate(ByteBufAllocator alloc) {
             FpduDeframer to = deframer;
+            straight = false;
             if (to != null && ENABLED) {
-                ByteBuf straight = to.directReadBuffer();
-                if (straight != null) {
-                    return straight;
+                ByteBuf window = to.directReadBuffer();
+                if (window != null) {
+                    straight = true;
+                    return window;
                 }
                 int exact = to.readToPayload();
                 if (exact > 0) {
@@ -81,7 +101,12 @@ public final class FpduReads implements RecvByteBufAllocator {
 
         @Override
         public void lastBytesRead(int bytes) {
-            if (bytes <= 0 && deframer != null) {
+            if (bytes > 0) {
+                octetsRead += bytes;
+                if (straight) {
+                    octetsReadStraight += bytes;
+                }
+            } else if (deframer != null) {
                 deframer.directReadMissed();
             }
             adaptiveHandle.lastBytesRead(bytes);

@@ -1,6 +1,8 @@
 package org.jiwarp.mpa;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.DefaultMessageSizeEstimator;
+import io.netty.channel.MessageSizeEstimator;
 import io.netty.util.AbstractReferenceCounted;
 import io.netty.util.Recycler;
 import io.netty.util.ReferenceCounted;
@@ -23,6 +25,22 @@ public final class UlpduParts extends AbstractReferenceCounted {
         @Override
         protected UlpduParts newObject(Handle<UlpduParts> handle) {
             return new UlpduParts(handle);
+        }
+    };
+
+    /**
+     * The size of what a connection of jiwarp's writes, for Netty's write buffer accounting
+     * ({@code ChannelOption.MESSAGE_SIZE_ESTIMATOR}): a ULPDU in two pieces counts its octets, as a
+     * buffer does, also while a handler above the framer holds it (the responder's first-FPDU gate),
+     * so that the connection's writability bounds it as it bounds everything else.
+     */
+    public static final MessageSizeEstimator SIZE_ESTIMATOR = new MessageSizeEstimator() {
+        private final MessageSizeEstimator.Handle handle = msg -> msg instanceof UlpduParts
+                ? ((UlpduParts) msg).length() : DefaultMessageSizeEstimator.DEFAULT.newHandle().size(msg);
+
+        @Override
+        public MessageSizeEstimator.Handle newHandle() {
+            return handle;
         }
     };
 

@@ -32,6 +32,7 @@ import org.jiwarp.mpa.FpduReads;
 import org.jiwarp.mpa.MpaInitiatorHandler;
 import org.jiwarp.mpa.MpaResponderHandler;
 import org.jiwarp.mpa.MpaSettings;
+import org.jiwarp.mpa.UlpduParts;
 
 /**
  * A software RNIC: the root of the verbs API ({@code ibv_context} plus {@code rdma_cm}). It owns
@@ -151,6 +152,7 @@ public final class Rnic implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, ALLOCATOR)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                .childOption(ChannelOption.MESSAGE_SIZE_ESTIMATOR, UlpduParts.SIZE_ESTIMATOR)
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
@@ -195,6 +197,7 @@ public final class Rnic implements AutoCloseable {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.ALLOCATOR, ALLOCATOR)
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                .option(ChannelOption.MESSAGE_SIZE_ESTIMATOR, UlpduParts.SIZE_ESTIMATOR)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {

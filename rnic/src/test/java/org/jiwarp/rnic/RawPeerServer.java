@@ -47,7 +47,12 @@ final class RawPeerServer implements AutoCloseable {
     private final BlockingQueue<Served> pending = new LinkedBlockingQueue<>();
 
     RawPeerServer() {
-        rnic = Rnic.open(RnicOptions.defaults().threads(1).mpa(SERVER_MPA));
+        this(options -> options);
+    }
+
+    /** A server whose RNIC options {@code adjust} changes (a shorter close timeout, say). */
+    RawPeerServer(java.util.function.UnaryOperator<RnicOptions> adjust) {
+        rnic = Rnic.open(adjust.apply(RnicOptions.defaults().threads(1).mpa(SERVER_MPA)));
         pd = rnic.allocatePd();
         region = pd.register(ByteBuffer.allocateDirect(REGION_SIZE), Access.ALL);
         listener = rnic.listen(new InetSocketAddress("127.0.0.1", 0), request -> {
