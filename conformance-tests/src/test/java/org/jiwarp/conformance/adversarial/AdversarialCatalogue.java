@@ -642,11 +642,8 @@ public final class AdversarialCatalogue {
                     fpdu[fpdu.length - 1] ^= 0x80;
                     ctx.peer.write(fpdu);
                 },
-                // The streaming receive places the bad FPDU's Write into its validated target before the
-                // CRC is known (as Linux siw): that target may change, nothing else (matrix 5044-6-01).
-                terminate(LLP_CRC_ERROR, NOTHING)).allow(r -> List.of(r.inWrite(0, 8), r.inWrite(64, 16)))
-                .deviation("a tagged payload is placed into its validated target before its FPDU's CRC is known; "
-                        + "the bad CRC then ends the stream"));
+                // RFC 5044 section 8: the bad FPDU's Write is not passed on, so only the good one lands.
+                terminate(LLP_CRC_ERROR, NOTHING)).allow(r -> List.of(r.inWrite(0, 8))));
         e.add(op("crc-off-crc-field-ignored", "RFC 5044 4.1 (CRC), 7.1.1 (C)",
                 ctx -> {
                     byte[] fpdu = ctx.peer.frame(Ulpdus.send(1, 8));
