@@ -10,6 +10,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import org.jiwarp.rnic.cq.AsyncEvents;
+import org.jiwarp.rnic.cq.CompletionSink;
 
 /**
  * A completion queue ({@code ibv_cq}): queue pairs add completions from their event loops,
@@ -68,6 +70,14 @@ public final class CompletionQueue {
         this.depth = depth;
         this.queue = new ArrayBlockingQueue<>(depth);
         this.free = PlatformDependent.newFixedMpmcQueue(Math.max(depth, 2));
+    }
+
+    /** Where queue pairs add completions (the engine's side of this queue; see {@link CompletionSink}). */
+    private final CompletionSink sink = (id, status, opcode, length, qp, invalidatedStag, solicited, error, value) ->
+            add(entry().set(id, status, opcode, length, qp, invalidatedStag, solicited, error).immediateData(value));
+
+    CompletionSink sink() {
+        return sink;
     }
 
     /** An entry to fill and {@link #add}: one given back, or a new one. */

@@ -3,6 +3,7 @@ package org.jiwarp.rnic;
 import java.net.SocketAddress;
 import java.util.concurrent.CompletableFuture;
 import org.jiwarp.mpa.MpaConnectRequest;
+import org.jiwarp.rnic.qp.QpConnection;
 
 /**
  * An incoming connection with its MPA Request: accept it onto a queue pair with reply private data
@@ -50,10 +51,7 @@ public final class ConnectRequest {
             throw new IllegalStateException(qp + " is not IDLE");
         }
         QpConnection connection = qp.newConnection();
-        request.channel().eventLoop().execute(() -> {
-            request.channel().pipeline().addLast("qp-" + qp.number(), connection);
-            request.accept(privateData, qp.config().ird(), qp.config().ord());
-        });
+        qp.rnic().connections().attach(request, connection, privateData, qp.config().ird(), qp.config().ord());
         return connection.established().thenApply(c -> qp);
     }
 

@@ -1,6 +1,8 @@
 package org.jiwarp.rnic;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jiwarp.rnic.qp.QpConnection;
+import org.jiwarp.rnic.tx.SendSlot;
 
 /**
  * A send work request prepared once and posted again and again without allocating (DiSNI's
@@ -26,7 +28,7 @@ public final class PreparedSend {
 
     PreparedSend(Admission admission, SendWorkRequest wr) {
         this.admission = admission;
-        this.slot = new SendSlot(wr, this);
+        this.slot = new SendSlot(wr, wr.sglUnsafe(), this::retired);
     }
 
     /** The work request this posts. */

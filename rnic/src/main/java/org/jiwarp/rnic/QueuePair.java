@@ -7,6 +7,14 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.mpa.MpaParameters;
+import org.jiwarp.rnic.cm.LlpClose;
+import org.jiwarp.rnic.cq.AsyncEvents;
+import org.jiwarp.rnic.cq.Completions;
+import org.jiwarp.rnic.mem.LocalAccess;
+import org.jiwarp.rnic.qp.QpConnection;
+import org.jiwarp.rnic.qp.QpEvent;
+import org.jiwarp.rnic.qp.QpStateMachine;
+import org.jiwarp.rnic.tx.SendSlot;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
@@ -40,7 +48,7 @@ public final class QueuePair {
         this.number = number;
         this.config = config;
         this.events = events;
-        this.completions = new Completions(this, config);
+        this.completions = new Completions(this, config, config.sendCq().sink(), config.receiveCq().sink());
         config.sendCq().attach(onCqError);
         if (config.receiveCq() != config.sendCq()) {
             config.receiveCq().attach(onCqError);
@@ -229,7 +237,7 @@ public final class QueuePair {
             throw new IllegalArgumentException(wr.sglUnsafe().length + " SGEs exceed the QP's max of " + config.maxSge());
         }
         completions.admitSend();
-        return completions.slot(wr);
+        return completions.slot(wr, wr.sglUnsafe());
     }
 
     /**
@@ -257,7 +265,7 @@ public final class QueuePair {
         if (c == null) {
             slot.reset();
             flushUnconnected(slot);
-            slot.prepared.retired();
+            slot.prepared.run();
         }
         return c;
     }
@@ -355,7 +363,8 @@ public final class QueuePair {
 
     /** The connection a connect or accept uses. */
     QpConnection newConnection() {
-        return new QpConnection(this, state, completions, config, rnic.stags(), this::attach, events, down);
+        return new QpConnection(this, number, rnic.options(), state, completions, config, rnic.stags(), this::attach,
+                this::llpFailed, events, down);
     }
 
     /** The connect failed before any connection existed. */

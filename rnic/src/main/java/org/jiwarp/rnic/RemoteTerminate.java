@@ -17,7 +17,7 @@ import org.jiwarp.wire.rdmap.TerminateError;
 public record RemoteTerminate(int layer, int errorType, int errorCode, TerminateError error, int hdrct, boolean siwLayout) {
 
     /** What RDMAP read from a Terminate, or {@code null} for one too short to read. */
-    static RemoteTerminate of(TerminateMessages.Received received) {
+    public static RemoteTerminate of(TerminateMessages.Received received) {
         return received == null ? null : new RemoteTerminate(received.layer(), received.errorType(),
                 received.errorCode(), received.error(), received.hdrct(), received.siwLayout());
     }

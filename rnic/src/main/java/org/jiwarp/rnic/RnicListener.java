@@ -2,6 +2,7 @@ package org.jiwarp.rnic;
 
 import io.netty.channel.Channel;
 import java.net.InetSocketAddress;
+import org.jiwarp.rnic.cm.SetupLimit;
 
 /** A listening endpoint ({@code rdma_listen}); close it to stop accepting. */
 public final class RnicListener implements AutoCloseable {

@@ -36,7 +36,7 @@ public final class SendWorkRequest {
         }
 
         /** Waits for a response from the peer (a Read or an atomic), and counts against the ORD. */
-        boolean awaitsResponse() {
+        public boolean awaitsResponse() {
             return this == RDMA_READ || atomic();
         }
     }

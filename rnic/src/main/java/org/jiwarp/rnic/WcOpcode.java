@@ -1,5 +1,6 @@
 package org.jiwarp.rnic;
 
+
 /** What a work completion completes ({@code ibv_wc_opcode}). */
 public enum WcOpcode {
     SEND, RDMA_WRITE, RDMA_READ, RECEIVE,
@@ -15,7 +16,7 @@ public enum WcOpcode {
     ATOMIC_COMPARE_SWAP;
 
     /** What a send work request of {@code opcode} completes as. */
-    static WcOpcode of(SendWorkRequest.Opcode opcode) {
+    public static WcOpcode of(SendWorkRequest.Opcode opcode) {
         switch (opcode) {
             case RDMA_WRITE:
                 return RDMA_WRITE;

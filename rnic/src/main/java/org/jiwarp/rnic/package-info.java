@@ -20,8 +20,8 @@
  *
  * <h2>The queue pair state machine</h2>
  *
- * <p>Every state change goes through {@link org.jiwarp.rnic.QpStateMachine#apply}, one table of
- * allowed (state, {@link org.jiwarp.rnic.QpEvent event}) pairs applied atomically (RFC 5040 section
+ * <p>Every state change goes through {@link org.jiwarp.rnic.qp.QpStateMachine#apply}, one table of
+ * allowed (state, {@link org.jiwarp.rnic.qp.QpEvent event}) pairs applied atomically (RFC 5040 section
  * 6 and the verbs; siw's {@code siw_qp_modify()}):
  *
  * <pre>
@@ -40,17 +40,26 @@
  * <p>Entering ERROR flushes every outstanding work request in flush error, once; work posted in
  * ERROR completes at once in flush error, receives included.
  *
- * <h2>Inside a connected queue pair</h2>
+ * <h2>The engine, room by room</h2>
  *
- * <p>{@code QpConnection} is the Netty glue: the last handler of the connection's pipeline, above
- * MPA, feeding ULPDUs to {@link org.jiwarp.rdmap.RdmapReceiver}, writing what
- * {@link org.jiwarp.rdmap.RdmapTransmitter} builds, and turning a
- * {@code TerminateException} into one Terminate. {@code SendQueue} issues posted work in order,
- * holds back fenced work and Reads beyond the ORD, and reports completions in posting order.
- * {@code Completions} counts each work queue's entries and writes work completions. Calls go one
- * way: {@code QueuePair} to {@code QpConnection} to {@code SendQueue} and RDMAP; what happens below
- * comes back through {@link org.jiwarp.rdmap.RdmapListener} and the state machine, never as a call
- * into the caller.
+ * <p>Below the verbs, the RNIC's engine is split by concern as Linux siw's is, one package each
+ * (public for the verbs' sake, not an API):
+ *
+ * <pre>
+ *   org.jiwarp.rnic        verbs: Rnic, ProtectionDomain, MemoryRegion, CompletionQueue, QueuePair ...
+ *      |
+ *      +-- cm   connection manager: event loops, the one pipeline assembler, bounded closes (siw_cm.c)
+ *      +-- qp   state machine and its side effects: Terminate, flush once, close, events (siw_qp.c)
+ *      +-- rx   receive: one path from the first FPDU, placement straight from the socket (siw_qp_rx.c)
+ *      +-- tx   transmit: send queue, doorbell, segment output and write bound (siw_qp_tx.c)
+ *      +-- cq   completions, in posting order, into the completion queues' sinks
+ *      +-- mem  local access checks of scatter/gather entries (siw_mem.c)
+ * </pre>
+ *
+ * <p>Calls go one way: {@code QueuePair} to the engine's {@code QpConnection}, which drives the
+ * send queue and RDMAP; what happens below comes back through listeners
+ * ({@link org.jiwarp.rdmap.RdmapListener}, the completion queues' sinks, the listeners a
+ * {@code QpConnection} is built with), never as a call into the caller.
  *
  * <h2>Threads</h2>
  *

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.mpa.MpaSettings;
+import org.jiwarp.rnic.cm.PcapCapture;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**

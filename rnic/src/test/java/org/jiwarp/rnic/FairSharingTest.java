@@ -14,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.mpa.MpaSettings;
+import org.jiwarp.rnic.cm.ConnectionManager;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -95,7 +96,7 @@ class FairSharingTest {
                 assertNotNull(wc, "Write " + i + " of the backlog completes");
                 assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
             }
-            long bound = Rnic.WATER_MARK.high() + LARGE + FRAMING;
+            long bound = ConnectionManager.WATER_MARK.high() + LARGE + FRAMING;
             System.out.printf("bulk octets ahead of a small Send: at most %d; most unsent on the bulk connection %d "
                     + "(bound for both %d)%n", worst, recorder.mostUnsent(), bound);
             // A drained connection takes work again behind the other queue pairs' doorbells: one
@@ -106,7 +107,7 @@ class FairSharingTest {
                     + "Send's post and the Send (bound " + bound + ")");
             assertTrue(recorder.mostUnsent() <= bound, "the bulk connection "
                     + "held " + recorder.mostUnsent() + " octets unsent, over the high water mark "
-                    + Rnic.WATER_MARK.high() + " plus one FPDU");
+                    + ConnectionManager.WATER_MARK.high() + " plus one FPDU");
             listener.close();
         }
     }

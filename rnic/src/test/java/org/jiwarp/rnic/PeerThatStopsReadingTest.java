@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.rnic.cm.ConnectionManager;
 import org.jiwarp.testkit.RawPeer;
 import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
@@ -63,7 +64,7 @@ class PeerThatStopsReadingTest {
                 qp.closeFuture().get(30, TimeUnit.SECONDS);
                 assertEquals(QpState.ERROR, qp.state());
                 assertFalse(qp.channel().isOpen(), "the connection was aborted");
-                long bound = Rnic.WATER_MARK.high() + OVERSHOOT;
+                long bound = ConnectionManager.WATER_MARK.high() + OVERSHOOT;
                 System.out.printf("wrote %d of %d octets asked; most unsent %d (bound %d)%n", probe.written(),
                         (long) RawPeerServer.IRD * RawPeerServer.REGION_SIZE, probe.mostUnsent(), bound);
                 assertTrue(probe.mostUnsent() <= bound, "the server's channel held " + probe.mostUnsent()

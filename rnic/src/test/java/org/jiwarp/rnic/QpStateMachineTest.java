@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jiwarp.rnic.qp.QpEvent;
+import org.jiwarp.rnic.qp.QpStateMachine;
 import org.jiwarp.testing.Deadlines;
 import org.junit.jupiter.api.Test;
 

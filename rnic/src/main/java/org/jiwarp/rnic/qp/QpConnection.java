@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.qp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -11,10 +11,10 @@ import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
-import org.jiwarp.mpa.MpaEstablishedEvent;
-import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.FpduCodec;
 import org.jiwarp.mpa.FpduReads;
+import org.jiwarp.mpa.MpaEstablishedEvent;
+import org.jiwarp.mpa.MpaException;
 import org.jiwarp.mpa.MpaParameters;
 import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.mpa.RtrType;
@@ -24,6 +24,22 @@ import org.jiwarp.rdmap.RdmapReceiver;
 import org.jiwarp.rdmap.RdmapTransmitter;
 import org.jiwarp.rdmap.ReadResponder;
 import org.jiwarp.rdmap.TerminateMessages;
+import org.jiwarp.rnic.AsyncEvent;
+import org.jiwarp.rnic.QpConfig;
+import org.jiwarp.rnic.QpState;
+import org.jiwarp.rnic.QueuePair;
+import org.jiwarp.rnic.RemoteTerminate;
+import org.jiwarp.rnic.RnicOptions;
+import org.jiwarp.rnic.cm.LlpClose;
+import org.jiwarp.rnic.cm.OctetsToTcp;
+import org.jiwarp.rnic.cq.AsyncEvents;
+import org.jiwarp.rnic.cq.Completions;
+import org.jiwarp.rnic.rx.SegmentListener;
+import org.jiwarp.rnic.rx.UlpduStream;
+import org.jiwarp.rnic.tx.Doorbell;
+import org.jiwarp.rnic.tx.SegmentWriter;
+import org.jiwarp.rnic.tx.SendQueue;
+import org.jiwarp.rnic.tx.SendSlot;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateException;
@@ -39,7 +55,7 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * Responses) goes to the socket with one flush at the end. Everything here runs on the connection's
  * event loop, except {@link #postReceive}, which is safe from any thread.
  */
-final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapListener {
+public final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapListener, SegmentListener {
 
     /** The queue pair served, named in the async events (never called). */
     private final QueuePair qp;
@@ -48,6 +64,9 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     private final QpConfig config;
     private final StagTable stags;
     private final Consumer<QpConnection> onEstablished;
+    private final Consumer<Throwable> onLlpFailure;
+    /** The queue pair's number, the DDP stream's (RFC 5041 section 8.2). */
+    private final int number;
     private final AsyncEvents events;
     private final CompletableFuture<Void> closed;
     private final CompletableFuture<QpConnection> established = new CompletableFuture<>();
@@ -70,6 +89,8 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     /** Takes work again once the channel has drained (one task object for the connection's life). */
     private final Runnable resume = this::resumeSending;
     private boolean resumeScheduled;
+    /** The connection's count of octets handed to TCP, first in its pipeline ({@link #counter}). */
+    private OctetsToTcp counter;
     /** The connection's FPDU codec (MPA full operation). */
     private FpduCodec codec;
 
@@ -78,10 +99,19 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     /** {@link RnicOptions#closeTimeout}: how long a close may wait for anything. */
     private final java.time.Duration closeTimeout;
 
-    QpConnection(QueuePair qp, QpStateMachine state, Completions completions, QpConfig config,
-            StagTable stags, Consumer<QpConnection> onEstablished, AsyncEvents events,
-            CompletableFuture<Void> closed) {
+    /**
+     * @param qp             the queue pair served, only to name it in async events (never called)
+     * @param number         its number: the DDP stream's, which STags bound to one stream name
+     * @param options        its RNIC's options (strict mode, the close timeout)
+     * @param onEstablished  told once the connection is established
+     * @param onLlpFailure   told of a failure below RDMAP (a reset), where no Terminate can go
+     */
+    public QpConnection(QueuePair qp, int number, RnicOptions options, QpStateMachine state, Completions completions,
+            QpConfig config, StagTable stags, Consumer<QpConnection> onEstablished,
+            Consumer<Throwable> onLlpFailure, AsyncEvents events, CompletableFuture<Void> closed) {
         this.qp = qp;
+        this.number = number;
+        this.onLlpFailure = onLlpFailure;
         this.state = state;
         this.completions = completions;
         this.config = config;
@@ -91,35 +121,40 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
         this.doorbell = new Doorbell(this::answerDoorbellNow);
-        this.strictRfc = qp.rnic().options().strictRfc();
-        this.closeTimeout = qp.rnic().options().closeTimeout();
+        this.strictRfc = options.strictRfc();
+        this.closeTimeout = options.closeTimeout();
     }
 
-    CompletableFuture<QpConnection> established() {
+    /** The connection manager gives the connection its octet counter as it builds the pipeline. */
+    public void counter(OctetsToTcp counter) {
+        this.counter = counter;
+    }
+
+    public CompletableFuture<QpConnection> established() {
         return established;
     }
 
-    MpaParameters parameters() {
+    public MpaParameters parameters() {
         return parameters;
     }
 
-    Channel channel() {
+    public Channel channel() {
         return ctx == null ? null : ctx.channel();
     }
 
-    RemoteTerminate terminateReceived() {
+    public RemoteTerminate terminateReceived() {
         return terminateReceived;
     }
 
-    TerminateError terminateSent() {
+    public TerminateError terminateSent() {
         return terminateSent;
     }
 
-    boolean inEventLoop() {
+    public boolean inEventLoop() {
         return ctx.executor().inEventLoop();
     }
 
-    void execute(Runnable task) {
+    public void execute(Runnable task) {
         if (ctx.executor().inEventLoop()) {
             task.run();
         } else {
@@ -127,7 +162,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         }
     }
 
-    void executeLater(Runnable task) {
+    public void executeLater(Runnable task) {
         ctx.executor().execute(task);
     }
 
@@ -155,15 +190,15 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         boolean readRtr = parameters.rtr() == RtrType.READ;
         int pd = config.pd().id();
         OutboundReads outboundReads = new OutboundReads(Math.max(parameters.ord(), 0));
-        output = new SegmentWriter(ctx, payloadViews);
+        output = new SegmentWriter(ctx, counter, payloadViews);
         transmitter = new RdmapTransmitter(output, parameters.mulpdu(), config.inlineThreshold(),
                 readRtr && parameters.initiator() ? 2 : 1);
-        readResponder = new ReadResponder(stags, pd, qp.number(), transmitter, parameters.ird(),
+        readResponder = new ReadResponder(stags, pd, number, transmitter, parameters.ird(),
                 readRtr && !parameters.initiator() ? 2 : 1);
         // RFC 5041 section 8.2: the stream's number is its queue pair's, which bound windows name.
-        receiver = new RdmapReceiver(stags, pd, qp.number(), !strictRfc, receives, outboundReads, readResponder,
+        receiver = new RdmapReceiver(stags, pd, number, !strictRfc, receives, outboundReads, readResponder,
                 this);
-        sendQueue = new SendQueue(ctx, codec, transmitter, outboundReads, completions, config.pd(), state,
+        sendQueue = new SendQueue(ctx, codec, counter, transmitter, outboundReads, completions, config.pd(), state,
                 config.rfc7306(), strictRfc ? error -> terminate(error, null, 0) : null);
         // One receive path from the first FPDU on; long payloads read straight into place.
         codec.deframer().deliverTo(new UlpduStream(this, receiver));
@@ -185,7 +220,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     // Posting
 
     /** On the event loop: posts {@code slot} after anything rung in before it. */
-    void post(SendSlot slot) {
+    public void post(SendSlot slot) {
         doorbell.takeInto(sendQueue);
         sendQueue.enqueue(slot);
         sendQueue.issueWaiting();
@@ -193,7 +228,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     }
 
     /** From any thread: queues {@code slot} for the event loop and wakes it unless a wake-up is pending. */
-    void ring(SendSlot slot) {
+    public void ring(SendSlot slot) {
         queue(slot);
         wake();
     }
@@ -202,17 +237,17 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
      * From any thread: queues {@code slot} for the event loop without waking it (a chain's posts, then
      * one {@link #wake()}, or {@link #answerDoorbellNow()} on the event loop).
      */
-    void queue(SendSlot slot) {
+    public void queue(SendSlot slot) {
         doorbell.offer(slot);
     }
 
     /** Wakes the event loop for the doorbell unless a wake-up is pending. */
-    void wake() {
+    public void wake() {
         doorbell.ring(ctx.executor());
     }
 
     /** On the event loop: posts what the doorbell holds and flushes. */
-    void answerDoorbellNow() {
+    public void answerDoorbellNow() {
         doorbell.takeInto(sendQueue);
         sendQueue.issueWaiting();
         flushIfNeeded();
@@ -248,7 +283,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     }
 
     /** Posts a receive from any thread (the queue takes posts concurrently with placement). */
-    void postReceive(ReceiveBuffer buffer) {
+    public void postReceive(ReceiveBuffer buffer) {
         QpState s = state.state();
         if (s == QpState.ERROR || s == QpState.TERMINATE || !receives.post(buffer)) {
             completions.receiveFlushed(buffer.workRequestId());
@@ -280,13 +315,15 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     }
 
     /** A streamed segment's header arrived: inside a read batch now; {@code false} once receiving has stopped. */
-    boolean streamedSegment() {
+    @Override
+    public boolean receiving() {
         reading = true;
         return state.running();
     }
 
     /** A streamed segment of {@code length} octets, of which {@code header} holds the header, failed a check. */
-    void streamedSegmentFailed(TerminateException e, ByteBuf header, int length) {
+    @Override
+    public void segmentFailed(TerminateException e, ByteBuf header, int length) {
         terminate(e.error(), header, length);
         completions.releaseFailedReceive();
     }
@@ -366,15 +403,15 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
     }
 
     /** The user's graceful close: no new work; the connection closes once what was issued has gone out. */
-    void disconnect() {
+    public void disconnect() {
         if (!state.apply(QpEvent.MODIFY_TO_CLOSING).accepted()) {
             return;
         }
-        LlpClose.onceWritten(ctx, codec, sendQueue::flushed, closeTimeout);
+        LlpClose.onceWritten(ctx, codec, counter, sendQueue::flushed, closeTimeout);
     }
 
     /** The user's abortive close, or a fatal error of the queue pair: straight to ERROR. */
-    void abort(QpEvent event) {
+    public void abort(QpEvent event) {
         if (state.apply(event).enteredError()) {
             enterError();
         }
@@ -389,7 +426,7 @@ final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapLi
         } else if (!established.isDone()) {
             established.completeExceptionally(cause);
         } else {
-            qp.llpFailed(cause);
+            onLlpFailure.accept(cause);
         }
         ctx.close();
     }

@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.cm;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -11,6 +11,9 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.mpa.FpduCodec;
+import org.jiwarp.rnic.QueuePair;
+import org.jiwarp.rnic.RnicOptions;
+import org.jiwarp.rnic.qp.QpStateMachine;
 
 /**
  * How a queue pair's TCP connection (the LLP stream) is closed, short of an abortive close: after a
@@ -25,7 +28,7 @@ import org.jiwarp.mpa.FpduCodec;
  * reset, which also frees what the kernel still holds for it, and the queue pair goes to ERROR
  * with its work flushed as the connection goes inactive.
  */
-final class LlpClose {
+public final class LlpClose {
 
     private static final InternalLogger LOG = InternalLoggerFactory.getInstance(LlpClose.class);
 
@@ -40,7 +43,7 @@ final class LlpClose {
      * is out; it is the last thing written): half-closes once it is written, and aborts if that has
      * not happened within {@code bound}.
      */
-    static void afterTerminate(ChannelHandlerContext ctx, ChannelFuture terminateWritten, Duration bound) {
+    public static void afterTerminate(ChannelHandlerContext ctx, ChannelFuture terminateWritten, Duration bound) {
         abortAfter(ctx, bound);
         terminateWritten.addListener(written -> halfCloseAndLinger(ctx));
     }
@@ -53,15 +56,16 @@ final class LlpClose {
      * are written. Whatever is not done within {@code bound} is aborted. A connection that is already
      * gone has nothing left to send (and may have no handlers left).
      */
-    static void onceWritten(ChannelHandlerContext ctx, FpduCodec codec, Runnable coverIssued, Duration bound) {
-        if (!ctx.channel().isActive() || ctx.pipeline().firstContext() == null) {
+    public static void onceWritten(ChannelHandlerContext ctx, FpduCodec codec, OctetsToTcp counter,
+            Runnable coverIssued, Duration bound) {
+        if (!ctx.channel().isActive() || ctx.isRemoved()) {
             ctx.channel().close();
             return;
         }
         abortAfter(ctx, bound);
         codec.whenOpen(() -> {
             coverIssued.run();
-            ChannelFuture atHead = OctetsToTcp.writeEmptyAtHead(ctx.pipeline());
+            ChannelFuture atHead = counter.writeEmptyAndFlush();
             if (atHead == null) {
                 ctx.close();
                 return;
@@ -105,7 +109,7 @@ final class LlpClose {
      * Closes with a TCP reset (SO_LINGER 0): nothing more is sent, and the kernel lets go of what it
      * still held to send.
      */
-    static void abort(Channel channel) {
+    public static void abort(Channel channel) {
         try {
             channel.config().setOption(ChannelOption.SO_LINGER, 0);
         } catch (RuntimeException e) {
@@ -119,7 +123,7 @@ final class LlpClose {
      * error (a reset) is the peer's or the network's business and logged quietly; anything else is a
      * local failure, logged with its trace so that it is never silent.
      */
-    static void failed(QueuePair qp, Throwable cause) {
+    public static void failed(QueuePair qp, Throwable cause) {
         if (cause instanceof IOException) {
             LOG.debug("{}: the connection failed: {}", qp, cause.toString());
         } else {

@@ -1,20 +1,22 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.cq;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import org.jiwarp.rnic.AsyncEvent;
+import org.jiwarp.rnic.Rnic;
 
 /** The async event listeners of one {@link Rnic}, and the one place events are handed to them. */
-final class AsyncEvents {
+public final class AsyncEvents {
 
     private final List<Consumer<AsyncEvent>> listeners = new CopyOnWriteArrayList<>();
 
-    void add(Consumer<AsyncEvent> listener) {
+    public void add(Consumer<AsyncEvent> listener) {
         listeners.add(listener);
     }
 
     /** Hands {@code event} to every listener on the calling thread; a listener that throws does not stop the others. */
-    void fire(AsyncEvent event) {
+    public void fire(AsyncEvent event) {
         for (Consumer<AsyncEvent> listener : listeners) {
             try {
                 listener.accept(event);
@@ -29,7 +31,7 @@ final class AsyncEvents {
      * exception handler hears of it, and the RNIC goes on as if the listener had returned. The
      * exception must not reach the connection, which may be in the middle of a segment.
      */
-    static void listenerFailed(RuntimeException e) {
+    public static void listenerFailed(RuntimeException e) {
         Thread t = Thread.currentThread();
         t.getUncaughtExceptionHandler().uncaughtException(t, e);
     }

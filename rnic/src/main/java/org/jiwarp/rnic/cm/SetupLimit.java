@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.cm;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -8,12 +8,14 @@ import io.netty.util.internal.logging.InternalLoggerFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jiwarp.mpa.MpaEstablishedEvent;
+import org.jiwarp.rnic.RnicOptions;
+import org.jiwarp.rnic.SetupFailureListener;
 
 /**
  * A listener's cap on connections in MPA setup ({@link RnicOptions#maxSetups(int)}). A connection
  * counts from TCP accept until its setup ends: established, rejected, timed out or closed.
  */
-final class SetupLimit {
+public final class SetupLimit {
 
     private static final InternalLogger LOG = InternalLoggerFactory.getInstance(SetupLimit.class);
 
@@ -22,12 +24,12 @@ final class SetupLimit {
     private final AtomicLong refused = new AtomicLong();
     private volatile SetupFailureListener failures;
 
-    SetupLimit(int max) {
+    public SetupLimit(int max) {
         this.max = max;
     }
 
     /** Counts {@code channel} in, or refuses it (the caller closes it) when the cap is reached. */
-    boolean admit(Channel channel) {
+    public boolean admit(Channel channel) {
         if (inProgress.incrementAndGet() > max) {
             inProgress.decrementAndGet();
             long n = refused.incrementAndGet();
@@ -40,20 +42,20 @@ final class SetupLimit {
         return true;
     }
 
-    int inProgress() {
+    public int inProgress() {
         return inProgress.get();
     }
 
-    long refused() {
+    public long refused() {
         return refused.get();
     }
 
-    void failures(SetupFailureListener listener) {
+    public void failures(SetupFailureListener listener) {
         this.failures = listener;
     }
 
     /** Counts the channel out when its setup ends, then leaves the pipeline. */
-    ChannelInboundHandlerAdapter watcher(Channel channel) {
+    public ChannelInboundHandlerAdapter watcher(Channel channel) {
         return new ChannelInboundHandlerAdapter() {
             private boolean counted = true;
 

@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.tx;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -12,6 +12,19 @@ import java.util.function.Consumer;
 import org.jiwarp.mpa.FpduCodec;
 import org.jiwarp.rdmap.OutboundReads;
 import org.jiwarp.rdmap.RdmapTransmitter;
+import org.jiwarp.rnic.Access;
+import org.jiwarp.rnic.MemoryRegion;
+import org.jiwarp.rnic.ProtectionDomain;
+import org.jiwarp.rnic.QpConfig;
+import org.jiwarp.rnic.QpState;
+import org.jiwarp.rnic.SendWorkRequest;
+import org.jiwarp.rnic.Sge;
+import org.jiwarp.rnic.WcOpcode;
+import org.jiwarp.rnic.WcStatus;
+import org.jiwarp.rnic.cm.OctetsToTcp;
+import org.jiwarp.rnic.cq.Completions;
+import org.jiwarp.rnic.mem.LocalAccess;
+import org.jiwarp.rnic.qp.QpStateMachine;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
@@ -32,10 +45,12 @@ import org.jiwarp.wire.rdmap.TerminateLayer;
  * the one listener, and the promises complete in the order written). Everything here runs on the
  * connection's event loop.
  */
-final class SendQueue implements ChannelFutureListener {
+public final class SendQueue implements ChannelFutureListener {
 
     private final ChannelHandlerContext ctx;
     private final FpduCodec codec;
+    /** The connection's count of octets handed to TCP, whose empty write says when issued work has gone. */
+    private final OctetsToTcp counter;
     private final RdmapTransmitter transmitter;
     private final OutboundReads outboundReads;
     private final Completions completions;
@@ -65,12 +80,13 @@ final class SendQueue implements ChannelFutureListener {
     private boolean released;
     private boolean flushedAgain;
 
-    SendQueue(ChannelHandlerContext ctx, FpduCodec codec, RdmapTransmitter transmitter, OutboundReads outboundReads,
+    public SendQueue(ChannelHandlerContext ctx, FpduCodec codec, OctetsToTcp counter, RdmapTransmitter transmitter, OutboundReads outboundReads,
             Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306,
             Consumer<TerminateError> localError) {
         this.localError = localError;
         this.ctx = ctx;
         this.codec = codec;
+        this.counter = counter;
         this.transmitter = transmitter;
         this.outboundReads = outboundReads;
         this.completions = completions;
@@ -79,13 +95,13 @@ final class SendQueue implements ChannelFutureListener {
         this.rfc7306 = rfc7306;
     }
 
-    void post(SendSlot slot) {
+    public void post(SendSlot slot) {
         enqueue(slot);
         issueWaiting();
     }
 
     /** Queues a slot behind the ones posted before it; {@link #issueWaiting} then issues them. */
-    void enqueue(SendSlot slot) {
+    public void enqueue(SendSlot slot) {
         posted.addLast(slot);
         if (state.state() != QpState.RTS) {
             // Posted in any other state: flushed at once (in posting order behind what is still out).
@@ -103,7 +119,7 @@ final class SendQueue implements ChannelFutureListener {
      * mark plus one message unsent, and waits until it drains ({@link
      * QpConnection#channelWritabilityChanged}): queue pairs sharing an event loop take it in turn.
      */
-    void issueWaiting() {
+    public void issueWaiting() {
         while (!waiting.isEmpty() && state.state() == QpState.RTS && transmitter.writable()) {
             SendSlot slot = waiting.peekFirst();
             // RFC 5040 section 5.5: a fenced operation waits for every earlier RDMA Read to complete.
@@ -125,7 +141,7 @@ final class SendQueue implements ChannelFutureListener {
      * else one empty write below the framer (nothing goes on the wire) tells when they have. A
      * completion listener that posts and flushes again from here is taken in the same loop.
      */
-    void flushed() {
+    public void flushed() {
         if (inFlushed) {
             flushedAgain = true;
             return;
@@ -153,7 +169,7 @@ final class SendQueue implements ChannelFutureListener {
             written(upTo, true);
             return;
         }
-        ChannelFuture atHead = OctetsToTcp.writeEmptyAtHead(ctx.pipeline());
+        ChannelFuture atHead = counter.writeEmptyAndFlush();
         if (atHead == null) {
             written(upTo, false);
             return;
@@ -314,7 +330,7 @@ final class SendQueue implements ChannelFutureListener {
     }
 
     /** The Atomic Response arrived: the value before lands in the result entry, and the atomic completes. */
-    void atomicCompleted(Object atomic, long original) {
+    public void atomicCompleted(Object atomic, long original) {
         SendSlot slot = (SendSlot) atomic;
         Sge result = slot.sgl[0];
         try {
@@ -345,7 +361,7 @@ final class SendQueue implements ChannelFutureListener {
     }
 
     /** The Read whose response has been placed completes; work it held back may go. */
-    void readCompleted(Object read) {
+    public void readCompleted(Object read) {
         finish((SendSlot) read, WcStatus.SUCCESS, null);
         issueWaiting();
     }
@@ -355,7 +371,7 @@ final class SendQueue implements ChannelFutureListener {
      * A received segment failed its checks: when it was the response to one of this queue's Reads or
      * atomics, that request completes in error itself; the rest is flushed on close.
      */
-    void segmentFailed(TerminateError error, ByteBuf offending) {
+    public void segmentFailed(TerminateError error, ByteBuf offending) {
         RdmapOpcode opcode = offending != null && offending.readableBytes() >= 2
                 ? RdmapHeaders.opcode(offending, offending.readerIndex()) : null;
         if (opcode == RdmapOpcode.RDMA_READ_RESPONSE && DdpHeaders.tagged(offending, offending.readerIndex())
@@ -364,7 +380,7 @@ final class SendQueue implements ChannelFutureListener {
         }
     }
 
-    void readFailed(TerminateError error) {
+    public void readFailed(TerminateError error) {
         for (Object read : outboundReads.flush()) {
             SendSlot slot = (SendSlot) read;
             if (!slot.done) {
@@ -375,7 +391,7 @@ final class SendQueue implements ChannelFutureListener {
     }
 
     /** The peer's Terminate: the oldest unfinished work carries its error (RFC 5040 section 5.6). */
-    void remoteTerminate(TerminateError error) {
+    public void remoteTerminate(TerminateError error) {
         for (int i = 0; i < posted.size(); i++) {
             SendSlot slot = posted.get(i);
             if (!slot.done) {
@@ -390,7 +406,7 @@ final class SendQueue implements ChannelFutureListener {
     }
 
     /** On the way to ERROR: everything still outstanding completes in flush error, once. */
-    void flush() {
+    public void flush() {
         for (int i = 0; i < posted.size(); i++) {
             SendSlot slot = posted.get(i);
             if (!slot.done) {
@@ -434,7 +450,7 @@ final class SendQueue implements ChannelFutureListener {
             if (slot.prepared != null) {
                 // Free before its completion shows, so that whoever sees the completion may post it
                 // again (even from a completion listener, which resets the slot at once).
-                slot.prepared.retired();
+                slot.prepared.run();
             }
             if (slot.signaled || status != WcStatus.SUCCESS) {
                 completions.send(slot.id, status, WcOpcode.of(slot.opcode), status == WcStatus.SUCCESS ? slot.length : 0,

@@ -1,6 +1,10 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.mem;
 
 import io.netty.buffer.ByteBuf;
+import org.jiwarp.rnic.Access;
+import org.jiwarp.rnic.MemoryRegion;
+import org.jiwarp.rnic.ProtectionDomain;
+import org.jiwarp.rnic.Sge;
 
 /**
  * The checks on a local scatter/gather element before its memory is used (the verbs' local
@@ -8,13 +12,13 @@ import io.netty.buffer.ByteBuf;
  * it, and the region grants the access). A failure is an {@link IllegalArgumentException}, which the
  * caller reports as a local protection error.
  */
-final class LocalAccess {
+public final class LocalAccess {
 
     private LocalAccess() {
     }
 
     /** The region of {@code sge}, checked. */
-    static MemoryRegion checked(Sge sge, ProtectionDomain pd, int access) {
+    public static MemoryRegion checked(Sge sge, ProtectionDomain pd, int access) {
         MemoryRegion region = sge.region();
         if (!region.valid()) {
             throw new IllegalArgumentException("SGE region " + region + " is invalidated or deregistered");
@@ -32,7 +36,7 @@ final class LocalAccess {
     }
 
     /** A slice of {@code sge}'s memory, checked. */
-    static ByteBuf checkedSlice(Sge sge, ProtectionDomain pd, int access) {
+    public static ByteBuf checkedSlice(Sge sge, ProtectionDomain pd, int access) {
         return checked(sge, pd, access).buffer().slice((int) sge.offset(), sge.length());
     }
 }

@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.cm;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
@@ -26,7 +26,7 @@ import io.netty.channel.ChannelPromise;
  *
  * <p>Runs on the connection's event loop.
  */
-final class OctetsToTcp extends ChannelOutboundHandlerAdapter {
+public final class OctetsToTcp extends ChannelOutboundHandlerAdapter {
 
     private ChannelHandlerContext ctx;
     private long written;
@@ -41,25 +41,19 @@ final class OctetsToTcp extends ChannelOutboundHandlerAdapter {
     }
 
     /**
-     * An empty write at the head of {@code pipeline} (below the FPDU framer, so nothing goes on the
+     * An empty write here, at the head of the pipeline (below the FPDU framer, so nothing goes on the
      * wire), flushed: its future completes once everything written before it has gone to TCP.
      *
-     * @return that future, or {@code null} when the pipeline has no handlers left
+     * @return that future, or {@code null} when the connection is gone (its handlers removed)
      */
-    static ChannelFuture writeEmptyAtHead(ChannelPipeline pipeline) {
-        ChannelHandlerContext first = pipeline.firstContext();
-        if (first == null) {
+    public ChannelFuture writeEmptyAndFlush() {
+        if (ctx == null || ctx.isRemoved()) {
             return null;
         }
-        if (first.handler() instanceof OctetsToTcp) {
-            // A write from the first context passes below it: count it here.
-            OctetsToTcp counter = (OctetsToTcp) first.handler();
-            ChannelPromise promise = first.newPromise();
-            counter.pass(Unpooled.EMPTY_BUFFER, promise);
-            first.flush();
-            return promise;
-        }
-        return first.writeAndFlush(Unpooled.EMPTY_BUFFER);
+        ChannelPromise promise = ctx.newPromise();
+        pass(Unpooled.EMPTY_BUFFER, promise);
+        ctx.flush();
+        return promise;
     }
 
     @Override
@@ -75,12 +69,12 @@ final class OctetsToTcp extends ChannelOutboundHandlerAdapter {
     }
 
     /** The position after everything written so far. */
-    long written() {
+    public long written() {
         return written;
     }
 
     /** The position up to which everything written has gone to TCP. */
-    long sent() {
+    public long sent() {
         return written - unsent();
     }
 

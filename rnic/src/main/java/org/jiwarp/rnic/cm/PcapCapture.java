@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.cm;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelDuplexHandler;
@@ -15,11 +15,13 @@ import java.net.SocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.capture.pcap.LinkType;
 import org.jiwarp.capture.pcap.PcapWriter;
 import org.jiwarp.capture.pcap.SyntheticTcpCapture;
 import org.jiwarp.capture.pcap.TcpSegment;
+import org.jiwarp.rnic.Rnic;
+import org.jiwarp.rnic.RnicOptions;
+import org.jiwarp.wire.mpa.MpaFrames;
 
 /**
  * Writes one connection's traffic to a pcap file, for Wireshark and {@code jiwarp decode}: the first
@@ -59,7 +61,7 @@ import org.jiwarp.capture.pcap.TcpSegment;
  * the readable bytes and neither retains nor releases anything. An I/O error ends the capture (with
  * a warning in the log), never the connection.
  */
-final class PcapCapture extends ChannelDuplexHandler {
+public final class PcapCapture extends ChannelDuplexHandler {
 
     private static final InternalLogger LOG = InternalLoggerFactory.getInstance(PcapCapture.class);
     private static final long SEQUENCE_MASK = 0xFFFF_FFFFL;
@@ -79,23 +81,23 @@ final class PcapCapture extends ChannelDuplexHandler {
      * @param directory where the file goes
      * @param initiator {@code true} on the connecting side (the TCP client)
      */
-    PcapCapture(Path directory, boolean initiator) {
+    public PcapCapture(Path directory, boolean initiator) {
         this.directory = directory;
         this.initiator = initiator;
     }
 
     /** The file being written, once the connection is active; else {@code null}. */
-    Path file() {
+    public Path file() {
         return file;
     }
 
     /** The capture file's name for a connection between these ports. */
-    static String fileName(int localPort, int remotePort) {
+    public static String fileName(int localPort, int remotePort) {
         return localPort + "-" + remotePort + ".pcap";
     }
 
     /** The synthetic initial sequence number of the direction from one port to another. */
-    static long initialSequenceNumber(int fromPort, int toPort) {
+    public static long initialSequenceNumber(int fromPort, int toPort) {
         int h = (fromPort << 16 | (toPort & 0xFFFF)) * 0x9E37_79B1;
         h ^= h >>> 15;
         h *= 0x85EB_CA77;

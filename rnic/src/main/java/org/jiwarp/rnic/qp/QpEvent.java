@@ -1,4 +1,6 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.qp;
+
+import org.jiwarp.rnic.QpState;
 
 /**
  * What moves a queue pair between {@link QpState}s: a user's modify, or something the connection

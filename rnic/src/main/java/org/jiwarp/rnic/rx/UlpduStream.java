@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.rx;
 
 import io.netty.buffer.ByteBuf;
 import org.jiwarp.mpa.UlpduSink;
@@ -12,9 +12,9 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * validated target. A failed check sends one Terminate carrying the segment's header and true
  * length; what follows of that segment is dropped. Runs on the connection's event loop.
  */
-final class UlpduStream implements UlpduSink {
+public final class UlpduStream implements UlpduSink {
 
-    private final QpConnection connection;
+    private final SegmentListener queuePair;
     private final RdmapReceiver receiver;
     /** The segment in progress: its header (the deframer's buffer, valid until the segment ends) and length. */
     private ByteBuf header;
@@ -22,8 +22,8 @@ final class UlpduStream implements UlpduSink {
     /** The segment in progress failed a check, or came after receiving stopped: the rest of it goes nowhere. */
     private boolean dropped;
 
-    UlpduStream(QpConnection connection, RdmapReceiver receiver) {
-        this.connection = connection;
+    public UlpduStream(SegmentListener queuePair, RdmapReceiver receiver) {
+        this.queuePair = queuePair;
         this.receiver = receiver;
     }
 
@@ -36,7 +36,7 @@ final class UlpduStream implements UlpduSink {
     public void begin(ByteBuf header, int ulpduLength) {
         this.header = header;
         this.segmentLength = ulpduLength;
-        dropped = !connection.streamedSegment();
+        dropped = !queuePair.receiving();
         if (dropped) {
             return;
         }
@@ -83,6 +83,6 @@ final class UlpduStream implements UlpduSink {
 
     private void failed(TerminateException e) {
         dropped = true;
-        connection.streamedSegmentFailed(e, header, segmentLength);
+        queuePair.segmentFailed(e, header, segmentLength);
     }
 }

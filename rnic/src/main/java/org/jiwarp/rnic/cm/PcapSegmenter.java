@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.cm;
 
 import java.util.Arrays;
 import org.jiwarp.wire.mpa.Fpdu;
@@ -26,7 +26,7 @@ import org.jiwarp.wire.mpa.MpaFrames;
  * <p>A debugging aid, off the data path: it copies bytes. Not thread-safe; one per direction, used
  * on the connection's event loop.
  */
-final class PcapSegmenter {
+public final class PcapSegmenter {
 
     private enum State {
         FRAME, NEGOTIATING, FPDUS, RAW
@@ -47,12 +47,12 @@ final class PcapSegmenter {
     private int carry;
 
     /** @param maxSegment the largest unit handed out; longer ones come out in pieces of this size */
-    PcapSegmenter(int maxSegment) {
+    public PcapSegmenter(int maxSegment) {
         this.maxSegment = maxSegment;
     }
 
     /** Appends {@code length} bytes. */
-    void append(byte[] bytes, int offset, int length) {
+    public void append(byte[] bytes, int offset, int length) {
         if (end + length > pending.length) {
             int live = end - start;
             if (live + length > pending.length) {
@@ -68,7 +68,7 @@ final class PcapSegmenter {
     }
 
     /** The next complete unit, or {@code null} when none is complete yet. */
-    byte[] poll() {
+    public byte[] poll() {
         int length = carry > 0 ? carry : nextLength();
         if (length <= 0) {
             return null;
@@ -79,23 +79,23 @@ final class PcapSegmenter {
     }
 
     /** Everything still pending (a partial unit at the end of the stream), or {@code null}. */
-    byte[] rest() {
+    public byte[] rest() {
         carry = 0;
         return end == start ? null : take(Math.min(end - start, maxSegment));
     }
 
     /** The flags octet of the MPA Request or Reply once it has been cut, else -1. */
-    int frameFlags() {
+    public int frameFlags() {
         return frameFlags;
     }
 
     /** {@code true} until the Request or Reply has been cut (or the stream went raw). */
-    boolean awaitingFrame() {
+    public boolean awaitingFrame() {
         return state == State.FRAME;
     }
 
     /** {@code true} when the stream turned out not to be MPA, or was set raw. */
-    boolean raw() {
+    public boolean raw() {
         return state == State.RAW;
     }
 
@@ -103,7 +103,7 @@ final class PcapSegmenter {
      * Full operation: FPDUs follow, with markers in this direction or not (RFC 5044 section 7.1).
      * {@code false} when the framing was already set (or the stream is raw).
      */
-    boolean framing(boolean markersInThisDirection) {
+    public boolean framing(boolean markersInThisDirection) {
         if (state != State.NEGOTIATING) {
             return false;
         }
@@ -113,7 +113,7 @@ final class PcapSegmenter {
     }
 
     /** No FPDUs will follow (a rejected setup, or a peer that is not MPA): pass bytes on as they come. */
-    void setRaw() {
+    public void setRaw() {
         state = State.RAW;
     }
 

@@ -1,15 +1,19 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.tx;
 
+import org.jiwarp.rnic.SendWorkRequest;
+import org.jiwarp.rnic.Sge;
+import org.jiwarp.rnic.WcStatus;
+import org.jiwarp.rnic.cq.Completions;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
  * A posted send work request and its progress. A queue pair's slots are recycled (see {@link
  * Completions#slot}): nothing holds one once its completion is reported.
  */
-final class SendSlot {
-    long id;
-    SendWorkRequest.Opcode opcode;
-    Sge[] sgl;
+public final class SendSlot {
+    public long id;
+    public SendWorkRequest.Opcode opcode;
+    public Sge[] sgl;
     long remoteAddress;
     int rkey;
     int invalidateStag;
@@ -26,32 +30,37 @@ final class SendSlot {
     TerminateError error;
     /** The issue number of a Write, Send or Immediate Data that went to TCP, else 0. */
     long issued;
-    /** The prepared request this slot belongs to, told when the slot leaves the queue; or {@code null}. */
-    final PreparedSend prepared;
+    /**
+     * For the slot of a prepared request ({@code PreparedSend}): what tells it the slot has left the
+     * queue; {@code null} for any other slot.
+     */
+    public final Runnable prepared;
     /** The slot rung after this one while both wait in the {@link Doorbell}. */
     volatile SendSlot nextRung;
     /** The next free slot while this one is in {@link Completions}' free list. */
-    SendSlot nextFree;
+    public SendSlot nextFree;
 
     /** The doorbell's stand-in, never posted. */
-    SendSlot() {
+    public SendSlot() {
         this.prepared = null;
     }
 
-    SendSlot(SendWorkRequest wr) {
-        this(wr, null);
+    /** A slot for {@code wr}, whose gather list is {@code sgl} (not copied: a request is immutable once built). */
+    public SendSlot(SendWorkRequest wr, Sge[] sgl) {
+        this(wr, sgl, null);
     }
 
-    SendSlot(SendWorkRequest wr, PreparedSend prepared) {
-        this.prepared = prepared;
-        fill(wr);
+    /** The slot of a prepared request; {@code retired} runs each time it leaves the queue. */
+    public SendSlot(SendWorkRequest wr, Sge[] sgl, Runnable retired) {
+        this.prepared = retired;
+        fill(wr, sgl);
     }
 
     /** Takes the request's fields: a fresh post of this slot. */
-    SendSlot fill(SendWorkRequest wr) {
+    public SendSlot fill(SendWorkRequest wr, Sge[] sgl) {
         this.id = wr.id();
         this.opcode = wr.opcode();
-        this.sgl = wr.sglUnsafe(); // immutable once the request is built
+        this.sgl = sgl;
         this.remoteAddress = wr.remoteAddress();
         this.rkey = wr.rkey();
         this.invalidateStag = wr.invalidateStag();
@@ -68,17 +77,17 @@ final class SendSlot {
     }
 
     /** The RFC 7306 operands, zeros when the request has none. */
-    Operands operands() {
+    public Operands operands() {
         return operands == null ? Operands.NONE : operands;
     }
 
     /** RFC 7306 operands of a work request (section 4: Immediate Data; section 5: the atomic's fields). */
-    record Operands(long immediateData, long data, long dataMask, long compareData, long compareMask) {
+    public record Operands(long immediateData, long data, long dataMask, long compareData, long compareMask) {
         static final Operands NONE = new Operands(0, 0, 0, 0, 0);
     }
 
     /** Ready to be posted again. */
-    void reset() {
+    public void reset() {
         done = false;
         status = WcStatus.SUCCESS;
         error = null;
@@ -87,7 +96,7 @@ final class SendSlot {
     }
 
     /** A Write, Send or Immediate Data: complete once its octets have reached TCP. */
-    boolean completesWhenWritten() {
+    public boolean completesWhenWritten() {
         return !opcode.awaitsResponse();
     }
 }

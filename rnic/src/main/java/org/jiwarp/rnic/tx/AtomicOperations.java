@@ -1,5 +1,6 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.tx;
 
+import org.jiwarp.rnic.SendWorkRequest;
 import org.jiwarp.wire.rdmap.AtomicOperation;
 
 /**

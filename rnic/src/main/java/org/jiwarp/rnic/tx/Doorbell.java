@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.tx;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
  * intrusive many-producer, one-consumer queue): the doorbell holds no array sized by the send queue's
  * depth and allocates nothing per post.
  */
-final class Doorbell {
+public final class Doorbell {
 
     private static final AtomicReferenceFieldUpdater<Doorbell, SendSlot> TAIL =
             AtomicReferenceFieldUpdater.newUpdater(Doorbell.class, SendSlot.class, "tail");
@@ -26,7 +26,7 @@ final class Doorbell {
     private final Runnable answer;
 
     /** @param answer what the event loop does for a ring: take the slots, issue and flush */
-    Doorbell(Runnable answer) {
+    public Doorbell(Runnable answer) {
         this.answer = () -> {
             // Cleared first: a slot added after this point rings again (at worst an empty answer).
             rung.set(false);
@@ -35,21 +35,21 @@ final class Doorbell {
     }
 
     /** From any thread: queues {@code slot} behind the others (it is in no queue now). */
-    void offer(SendSlot slot) {
+    public void offer(SendSlot slot) {
         slot.nextRung = null;
         SendSlot previous = TAIL.getAndSet(this, slot);
         previous.nextRung = slot;
     }
 
     /** From any thread: wakes {@code eventLoop} unless a wake-up is pending. */
-    void ring(Executor eventLoop) {
+    public void ring(Executor eventLoop) {
         if (!rung.get() && rung.compareAndSet(false, true)) {
             eventLoop.execute(answer);
         }
     }
 
     /** On the event loop: hands what waits to {@code sendQueue}, in posting order. */
-    void takeInto(SendQueue sendQueue) {
+    public void takeInto(SendQueue sendQueue) {
         for (SendSlot slot; (slot = poll()) != null; ) {
             if (slot.prepared != null) {
                 slot.reset(); // a prepared slot is reset where all its uses happen, here

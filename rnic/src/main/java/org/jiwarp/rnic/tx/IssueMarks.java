@@ -1,4 +1,5 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.tx;
+
 
 /**
  * The issue numbers a {@link SendQueue} waits on, oldest first: one per pending channel promise,
@@ -7,13 +8,13 @@ package org.jiwarp.rnic;
  *
  * <p>Not thread-safe: it belongs to the connection's thread.
  */
-final class IssueMarks {
+public final class IssueMarks {
 
     private long[] marks = new long[16];
     private int head;
     private int count;
 
-    void add(long upTo) {
+    public void add(long upTo) {
         if (count == marks.length) {
             long[] grown = new long[marks.length * 2];
             for (int i = 0; i < count; i++) {
@@ -25,19 +26,19 @@ final class IssueMarks {
         marks[(head + count++) & (marks.length - 1)] = upTo;
     }
 
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return count == 0;
     }
 
     /** The oldest mark, taken out; call only when not {@link #isEmpty()}. */
-    long poll() {
+    public long poll() {
         long upTo = marks[head];
         head = (head + 1) & (marks.length - 1);
         count--;
         return upTo;
     }
 
-    void clear() {
+    public void clear() {
         head = 0;
         count = 0;
     }

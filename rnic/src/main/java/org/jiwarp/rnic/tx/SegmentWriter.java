@@ -1,4 +1,4 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.tx;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
@@ -8,13 +8,15 @@ import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.SingleThreadEventExecutor;
 import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.rdmap.SegmentOutput;
+import org.jiwarp.rnic.cm.OctetsToTcp;
+import org.jiwarp.rnic.qp.QpConnection;
 
 /**
  * Where a queue pair's RDMAP layer writes its DDP segments: down its pipeline from the
  * {@link QpConnection} through the FPDU framer, flushed once per batch by the connection, with the
  * octets handed to TCP counted by the {@link OctetsToTcp} at the head of the pipeline.
  */
-final class SegmentWriter implements SegmentOutput {
+public final class SegmentWriter implements SegmentOutput {
 
     private final ChannelHandlerContext ctx;
     private final OctetsToTcp octets;
@@ -23,12 +25,13 @@ final class SegmentWriter implements SegmentOutput {
     private boolean goingOn;
 
     /**
-     * @param ctx          the queue pair's connection's context; puts an {@link OctetsToTcp} first in its pipeline
+     * @param ctx          the queue pair's connection's context
+     * @param octets       the connection's count of octets handed to TCP, first in its pipeline
      * @param payloadViews the connection's recycled views of registered memory and overhead
      */
-    SegmentWriter(ChannelHandlerContext ctx, PayloadViews payloadViews) {
+    public SegmentWriter(ChannelHandlerContext ctx, OctetsToTcp octets, PayloadViews payloadViews) {
         this.ctx = ctx;
-        this.octets = OctetsToTcp.addFirst(ctx.pipeline());
+        this.octets = octets;
         this.payloadViews = payloadViews;
     }
 
@@ -94,7 +97,7 @@ final class SegmentWriter implements SegmentOutput {
      * Whether the connection is flushing in {@link #writable()} to go on writing: the writer that
      * asked goes on by itself if the flush drained the channel, so nobody needs to resume it then.
      */
-    boolean goingOn() {
+    public boolean goingOn() {
         return goingOn;
     }
 
@@ -105,13 +108,13 @@ final class SegmentWriter implements SegmentOutput {
     }
 
     /** Flushes what was written since the last flush, if anything. */
-    void flushIfNeeded() {
+    public void flushIfNeeded() {
         if (flushNeeded) {
             flush();
         }
     }
 
-    void flush() {
+    public void flush() {
         flushNeeded = false;
         ctx.flush();
     }

@@ -1,7 +1,8 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.qp;
 
 import java.util.EnumMap;
 import java.util.Map;
+import org.jiwarp.rnic.QpState;
 
 /**
  * The queue pair state machine (RFC 5040 section 6 and the iWARP verbs; Linux siw's

@@ -1,8 +1,15 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.cq;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.UntaggedQueue;
+import org.jiwarp.rnic.QpConfig;
+import org.jiwarp.rnic.QueuePair;
+import org.jiwarp.rnic.SendWorkRequest;
+import org.jiwarp.rnic.Sge;
+import org.jiwarp.rnic.WcOpcode;
+import org.jiwarp.rnic.WcStatus;
+import org.jiwarp.rnic.tx.SendSlot;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.TerminateError;
 
@@ -11,10 +18,12 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * holds (bounded by its depth), and the work completions it reports to its completion queues.
  * Safe from any thread.
  */
-final class Completions {
+public final class Completions {
 
     private final QueuePair qp;
     private final QpConfig config;
+    private final CompletionSink sendCq;
+    private final CompletionSink receiveCq;
     private final AtomicInteger sendOutstanding = new AtomicInteger();
     private final AtomicInteger receiveOutstanding = new AtomicInteger();
     /**
@@ -32,13 +41,15 @@ final class Completions {
     /** On the event loop only: a failed receive's completion waiting for its Terminate. */
     private FailedReceive failedReceive;
 
-    Completions(QueuePair qp, QpConfig config) {
+    public Completions(QueuePair qp, QpConfig config, CompletionSink sendCq, CompletionSink receiveCq) {
         this.qp = qp;
         this.config = config;
+        this.sendCq = sendCq;
+        this.receiveCq = receiveCq;
     }
 
     /** A send slot for an admitted post of {@code wr}: one given back, or a new one. */
-    SendSlot slot(SendWorkRequest wr) {
+    public SendSlot slot(SendWorkRequest wr, Sge[] sgl) {
         SendSlot slot;
         synchronized (freeLock) {
             slot = freeSlots;
@@ -47,14 +58,14 @@ final class Completions {
                 slot.nextFree = null;
             }
         }
-        return slot != null ? slot.fill(wr) : new SendSlot(wr);
+        return slot != null ? slot.fill(wr, sgl) : new SendSlot(wr, sgl);
     }
 
     /**
      * A receive buffer for a post of work request {@code id} of {@code segments} SGEs, its scatter
      * list empty: one given back, or a new one.
      */
-    ReceiveBuffer receiveBuffer(long id, int segments) {
+    public ReceiveBuffer receiveBuffer(long id, int segments) {
         ReceiveBuffer buffer;
         synchronized (freeLock) {
             buffer = freeReceives.pollFirst();
@@ -73,21 +84,21 @@ final class Completions {
     }
 
     /** A receive completed: its buffer goes back, then its completion is reported. */
-    void receiveCompleted(ReceiveBuffer buffer, long length, int invalidatedStag, boolean solicited) {
+    public void receiveCompleted(ReceiveBuffer buffer, long length, int invalidatedStag, boolean solicited) {
         long id = buffer.workRequestId();
         recycle(buffer);
         receive(id, WcStatus.SUCCESS, length, invalidatedStag, solicited, null);
     }
 
     /** A receive used up by Immediate Data: its buffer goes back, then its completion is reported. */
-    void receiveImmediateCompleted(ReceiveBuffer buffer, long immediateData, boolean solicited) {
+    public void receiveImmediateCompleted(ReceiveBuffer buffer, long immediateData, boolean solicited) {
         long id = buffer.workRequestId();
         recycle(buffer);
         receiveImmediate(id, immediateData, solicited);
     }
 
     /** A slot whose completion was reported and that nothing holds any more. */
-    void recycle(SendSlot slot) {
+    public void recycle(SendSlot slot) {
         slot.sgl = null;
         synchronized (freeLock) {
             slot.nextFree = freeSlots;
@@ -96,7 +107,7 @@ final class Completions {
     }
 
     /** Takes a place on the send queue; {@code ibv_post_send}'s ENOMEM when it is full. */
-    void admitSend() {
+    public void admitSend() {
         if (sendOutstanding.incrementAndGet() > config.sendDepth()) {
             sendOutstanding.decrementAndGet();
             throw new IllegalStateException("the send queue of QP " + qp.number() + " is full (" + config.sendDepth()
@@ -105,7 +116,7 @@ final class Completions {
     }
 
     /** Takes a place on the receive queue. */
-    void admitReceive() {
+    public void admitReceive() {
         if (receiveOutstanding.incrementAndGet() > config.receiveDepth()) {
             receiveOutstanding.decrementAndGet();
             throw new IllegalStateException("the receive queue of QP " + qp.number() + " is full ("
@@ -114,44 +125,41 @@ final class Completions {
     }
 
     /** A send work request retired without a completion (unsignaled, successful). */
-    void sendRetired() {
+    public void sendRetired() {
         sendOutstanding.decrementAndGet();
     }
 
-    void send(long id, WcStatus status, WcOpcode opcode, long length, TerminateError error) {
+    public void send(long id, WcStatus status, WcOpcode opcode, long length, TerminateError error) {
         sendOutstanding.decrementAndGet();
-        config.sendCq().add(config.sendCq().entry().set(id, status, opcode, length, qp, 0, false, error));
+        sendCq.add(id, status, opcode, length, qp, 0, false, error, 0);
     }
 
-    void receive(long id, WcStatus status, long length, int invalidatedStag, boolean solicited,
+    public void receive(long id, WcStatus status, long length, int invalidatedStag, boolean solicited,
             TerminateError error) {
         receiveOutstanding.decrementAndGet();
-        config.receiveCq().add(config.receiveCq().entry().set(id, status, WcOpcode.RECEIVE, length, qp, invalidatedStag,
-                solicited, error));
+        receiveCq.add(id, status, WcOpcode.RECEIVE, length, qp, invalidatedStag, solicited, error, 0);
     }
 
-    void send(long id, WcStatus status, WcOpcode opcode, long length, TerminateError error, long value) {
+    public void send(long id, WcStatus status, WcOpcode opcode, long length, TerminateError error, long value) {
         sendOutstanding.decrementAndGet();
-        config.sendCq().add(config.sendCq().entry().set(id, status, opcode, length, qp, 0, false, error)
-                .immediateData(value));
+        sendCq.add(id, status, opcode, length, qp, 0, false, error, value);
     }
 
     /** A receive used up by an Immediate Data message (RFC 7306 section 6.3). */
-    void receiveImmediate(long id, long immediateData, boolean solicited) {
+    public void receiveImmediate(long id, long immediateData, boolean solicited) {
         receiveOutstanding.decrementAndGet();
-        config.receiveCq().add(config.receiveCq().entry().set(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA,
-                RdmapOpcode.IMMEDIATE_DATA_LENGTH, qp,
-                0, solicited, null).immediateData(immediateData));
+        receiveCq.add(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA, RdmapOpcode.IMMEDIATE_DATA_LENGTH, qp, 0,
+                solicited, null, immediateData);
     }
 
     /** Completes every receive {@code receives} still holds in flush error. */
-    void flushReceives(UntaggedQueue receives) {
+    public void flushReceives(UntaggedQueue receives) {
         for (ReceiveBuffer buffer : receives.flush()) {
             receiveFlushed(buffer.workRequestId());
         }
     }
 
-    void receiveFlushed(long id) {
+    public void receiveFlushed(long id) {
         receive(id, WcStatus.WORK_REQUEST_FLUSH_ERROR, 0, 0, false, null);
     }
 
@@ -160,12 +168,12 @@ final class Completions {
      * {@link #releaseFailedReceive()}: the Terminate goes out first, so an application that disconnects
      * on the completion (rping's server does) cannot close the stream before it.
      */
-    void holdFailedReceive(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
+    public void holdFailedReceive(ReceiveBuffer buffer, long length, boolean solicited, TerminateError error) {
         failedReceive = new FailedReceive(buffer, length, solicited, error);
     }
 
     /** Completes the receive {@link #holdFailedReceive} held, if any. */
-    void releaseFailedReceive() {
+    public void releaseFailedReceive() {
         FailedReceive failed = failedReceive;
         if (failed == null) {
             return;
