@@ -72,12 +72,10 @@ public final class CompletionQueue {
         this.free = PlatformDependent.newFixedMpmcQueue(Math.max(depth, 2));
     }
 
-    /** Where queue pairs add completions (the engine's side of this queue; see {@link CompletionSink}). */
-    private final CompletionSink sink = (id, status, opcode, length, qp, invalidatedStag, solicited, error, value) ->
-            add(entry().set(id, status, opcode, length, qp, invalidatedStag, solicited, error).immediateData(value));
-
-    CompletionSink sink() {
-        return sink;
+    /** Where {@code qp} adds its completions (the engine's side of this queue; see {@link CompletionSink}). */
+    CompletionSink sinkFor(QueuePair qp) {
+        return (id, status, opcode, length, invalidatedStag, solicited, error, value) -> add(entry().set(id, status,
+                opcode, length, qp, invalidatedStag, solicited, error).immediateData(value));
     }
 
     /** An entry to fill and {@link #add}: one given back, or a new one. */

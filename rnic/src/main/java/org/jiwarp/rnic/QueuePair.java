@@ -12,6 +12,7 @@ import org.jiwarp.rnic.cq.AsyncEvents;
 import org.jiwarp.rnic.cq.Completions;
 import org.jiwarp.rnic.mem.LocalAccess;
 import org.jiwarp.rnic.qp.QpConnection;
+import org.jiwarp.rnic.qp.QpListener;
 import org.jiwarp.rnic.qp.QpEvent;
 import org.jiwarp.rnic.qp.QpStateMachine;
 import org.jiwarp.rnic.tx.SendSlot;
@@ -48,7 +49,8 @@ public final class QueuePair {
         this.number = number;
         this.config = config;
         this.events = events;
-        this.completions = new Completions(this, config, config.sendCq().sink(), config.receiveCq().sink());
+        this.completions = new Completions(number, config, config.sendCq().sinkFor(this),
+                config.receiveCq().sinkFor(this));
         config.sendCq().attach(onCqError);
         if (config.receiveCq() != config.sendCq()) {
             config.receiveCq().attach(onCqError);
@@ -149,11 +151,33 @@ public final class QueuePair {
         return llpError;
     }
 
-    /** The LLP stream failed under an established connection, which now closes without a Terminate. */
-    void llpFailed(Throwable cause) {
-        llpError = cause;
-        LlpClose.failed(this, cause);
-    }
+    /** What this queue pair's connection tells it (see {@link QpListener}). */
+    private final QpListener fromConnection = new QpListener() {
+        @Override
+        public void established(QpConnection connection) {
+            attach(connection);
+        }
+
+        @Override
+        public void terminateReceived(RemoteTerminate report) {
+            events.fire(new AsyncEvent(AsyncEvent.Type.TERMINATE_RECEIVED, QueuePair.this, null,
+                    report == null ? null : report.error(), "the peer of " + QueuePair.this + " sent a Terminate: "
+                            + (report == null ? "too short to read" : report.describe())));
+        }
+
+        @Override
+        public void terminating(TerminateError error) {
+            events.fire(new AsyncEvent(AsyncEvent.Type.QP_FATAL, QueuePair.this, null, error, QueuePair.this
+                    + " terminates its stream: " + error.describe()));
+        }
+
+        @Override
+        public void llpFailed(Throwable cause) {
+            // The LLP stream failed under an established connection, which now closes without a Terminate.
+            llpError = cause;
+            LlpClose.failed(QueuePair.this.toString(), cause);
+        }
+    };
 
     /** The Terminate the peer sent, if any. */
     public RemoteTerminate terminateReceived() {
@@ -363,8 +387,7 @@ public final class QueuePair {
 
     /** The connection a connect or accept uses. */
     QpConnection newConnection() {
-        return new QpConnection(this, number, rnic.options(), state, completions, config, rnic.stags(), this::attach,
-                this::llpFailed, events, down);
+        return new QpConnection(fromConnection, number, rnic.options(), state, completions, config, rnic.stags(), down);
     }
 
     /** The connect failed before any connection existed. */

@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.mpa.FpduCodec;
-import org.jiwarp.rnic.QueuePair;
 import org.jiwarp.rnic.RnicOptions;
 import org.jiwarp.rnic.qp.QpStateMachine;
 
@@ -123,11 +122,11 @@ public final class LlpClose {
      * error (a reset) is the peer's or the network's business and logged quietly; anything else is a
      * local failure, logged with its trace so that it is never silent.
      */
-    public static void failed(QueuePair qp, Throwable cause) {
+    public static void failed(String queuePair, Throwable cause) {
         if (cause instanceof IOException) {
-            LOG.debug("{}: the connection failed: {}", qp, cause.toString());
+            LOG.debug("{}: the connection failed: {}", queuePair, cause.toString());
         } else {
-            LOG.warn("{}: a local failure closes the connection", qp, cause);
+            LOG.warn("{}: a local failure closes the connection", queuePair, cause);
         }
     }
 }

@@ -4,9 +4,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import org.jiwarp.rnic.AsyncEvent;
-import org.jiwarp.rnic.Rnic;
 
-/** The async event listeners of one {@link Rnic}, and the one place events are handed to them. */
+/** The async event listeners of one RNIC, and the one place events are handed to them. */
 public final class AsyncEvents {
 
     private final List<Consumer<AsyncEvent>> listeners = new CopyOnWriteArrayList<>();

@@ -4,7 +4,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.rnic.QpConfig;
-import org.jiwarp.rnic.QueuePair;
 import org.jiwarp.rnic.SendWorkRequest;
 import org.jiwarp.rnic.Sge;
 import org.jiwarp.rnic.WcOpcode;
@@ -20,7 +19,7 @@ import org.jiwarp.wire.rdmap.TerminateError;
  */
 public final class Completions {
 
-    private final QueuePair qp;
+    private final int number;
     private final QpConfig config;
     private final CompletionSink sendCq;
     private final CompletionSink receiveCq;
@@ -41,8 +40,12 @@ public final class Completions {
     /** On the event loop only: a failed receive's completion waiting for its Terminate. */
     private FailedReceive failedReceive;
 
-    public Completions(QueuePair qp, QpConfig config, CompletionSink sendCq, CompletionSink receiveCq) {
-        this.qp = qp;
+    /**
+     * @param number the queue pair's number, to name it in errors
+     * @param sendCq where its send queue's completions go, {@code receiveCq} its receive queue's
+     */
+    public Completions(int number, QpConfig config, CompletionSink sendCq, CompletionSink receiveCq) {
+        this.number = number;
         this.config = config;
         this.sendCq = sendCq;
         this.receiveCq = receiveCq;
@@ -110,7 +113,7 @@ public final class Completions {
     public void admitSend() {
         if (sendOutstanding.incrementAndGet() > config.sendDepth()) {
             sendOutstanding.decrementAndGet();
-            throw new IllegalStateException("the send queue of QP " + qp.number() + " is full (" + config.sendDepth()
+            throw new IllegalStateException("the send queue of QP " + number + " is full (" + config.sendDepth()
                     + ")");
         }
     }
@@ -119,7 +122,7 @@ public final class Completions {
     public void admitReceive() {
         if (receiveOutstanding.incrementAndGet() > config.receiveDepth()) {
             receiveOutstanding.decrementAndGet();
-            throw new IllegalStateException("the receive queue of QP " + qp.number() + " is full ("
+            throw new IllegalStateException("the receive queue of QP " + number + " is full ("
                     + config.receiveDepth() + ")");
         }
     }
@@ -131,24 +134,24 @@ public final class Completions {
 
     public void send(long id, WcStatus status, WcOpcode opcode, long length, TerminateError error) {
         sendOutstanding.decrementAndGet();
-        sendCq.add(id, status, opcode, length, qp, 0, false, error, 0);
+        sendCq.add(id, status, opcode, length, 0, false, error, 0);
     }
 
     public void receive(long id, WcStatus status, long length, int invalidatedStag, boolean solicited,
             TerminateError error) {
         receiveOutstanding.decrementAndGet();
-        receiveCq.add(id, status, WcOpcode.RECEIVE, length, qp, invalidatedStag, solicited, error, 0);
+        receiveCq.add(id, status, WcOpcode.RECEIVE, length, invalidatedStag, solicited, error, 0);
     }
 
     public void send(long id, WcStatus status, WcOpcode opcode, long length, TerminateError error, long value) {
         sendOutstanding.decrementAndGet();
-        sendCq.add(id, status, opcode, length, qp, 0, false, error, value);
+        sendCq.add(id, status, opcode, length, 0, false, error, value);
     }
 
     /** A receive used up by an Immediate Data message (RFC 7306 section 6.3). */
     public void receiveImmediate(long id, long immediateData, boolean solicited) {
         receiveOutstanding.decrementAndGet();
-        receiveCq.add(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA, RdmapOpcode.IMMEDIATE_DATA_LENGTH, qp, 0,
+        receiveCq.add(id, WcStatus.SUCCESS, WcOpcode.RECEIVE_IMMEDIATE_DATA, RdmapOpcode.IMMEDIATE_DATA_LENGTH, 0,
                 solicited, null, immediateData);
     }
 

@@ -7,7 +7,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import org.jiwarp.ddp.ReceiveBuffer;
 import org.jiwarp.ddp.StagTable;
 import org.jiwarp.ddp.UntaggedQueue;
@@ -24,15 +23,12 @@ import org.jiwarp.rdmap.RdmapReceiver;
 import org.jiwarp.rdmap.RdmapTransmitter;
 import org.jiwarp.rdmap.ReadResponder;
 import org.jiwarp.rdmap.TerminateMessages;
-import org.jiwarp.rnic.AsyncEvent;
 import org.jiwarp.rnic.QpConfig;
 import org.jiwarp.rnic.QpState;
-import org.jiwarp.rnic.QueuePair;
 import org.jiwarp.rnic.RemoteTerminate;
 import org.jiwarp.rnic.RnicOptions;
 import org.jiwarp.rnic.cm.LlpClose;
 import org.jiwarp.rnic.cm.OctetsToTcp;
-import org.jiwarp.rnic.cq.AsyncEvents;
 import org.jiwarp.rnic.cq.Completions;
 import org.jiwarp.rnic.rx.SegmentListener;
 import org.jiwarp.rnic.rx.UlpduStream;
@@ -57,17 +53,14 @@ import org.jiwarp.wire.rdmap.TerminateException;
  */
 public final class QpConnection extends ChannelInboundHandlerAdapter implements RdmapListener, SegmentListener {
 
-    /** The queue pair served, named in the async events (never called). */
-    private final QueuePair qp;
+    /** What the queue pair served is told. */
+    private final QpListener queuePair;
     private final QpStateMachine state;
     private final Completions completions;
     private final QpConfig config;
     private final StagTable stags;
-    private final Consumer<QpConnection> onEstablished;
-    private final Consumer<Throwable> onLlpFailure;
     /** The queue pair's number, the DDP stream's (RFC 5041 section 8.2). */
     private final int number;
-    private final AsyncEvents events;
     private final CompletableFuture<Void> closed;
     private final CompletableFuture<QpConnection> established = new CompletableFuture<>();
     private final UntaggedQueue receives;
@@ -100,24 +93,19 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
     private final java.time.Duration closeTimeout;
 
     /**
-     * @param qp             the queue pair served, only to name it in async events (never called)
-     * @param number         its number: the DDP stream's, which STags bound to one stream name
-     * @param options        its RNIC's options (strict mode, the close timeout)
-     * @param onEstablished  told once the connection is established
-     * @param onLlpFailure   told of a failure below RDMAP (a reset), where no Terminate can go
+     * @param queuePair  what the queue pair served is told (never called otherwise)
+     * @param number     its number: the DDP stream's, which STags bound to one stream name
+     * @param options    its RNIC's options (strict mode, the close timeout)
+     * @param closed     completed once the queue pair has entered ERROR and flushed its work
      */
-    public QpConnection(QueuePair qp, int number, RnicOptions options, QpStateMachine state, Completions completions,
-            QpConfig config, StagTable stags, Consumer<QpConnection> onEstablished,
-            Consumer<Throwable> onLlpFailure, AsyncEvents events, CompletableFuture<Void> closed) {
-        this.qp = qp;
+    public QpConnection(QpListener queuePair, int number, RnicOptions options, QpStateMachine state,
+            Completions completions, QpConfig config, StagTable stags, CompletableFuture<Void> closed) {
+        this.queuePair = queuePair;
         this.number = number;
-        this.onLlpFailure = onLlpFailure;
         this.state = state;
         this.completions = completions;
         this.config = config;
         this.stags = stags;
-        this.onEstablished = onEstablished;
-        this.events = events;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
         this.doorbell = new Doorbell(this::answerDoorbellNow);
@@ -212,7 +200,7 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
             ctx.close();
             return;
         }
-        onEstablished.accept(this);
+        queuePair.established(this);
         established.complete(this);
     }
 
@@ -369,8 +357,7 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
         }
         RemoteTerminate report = RemoteTerminate.of(received);
         terminateReceived = report;
-        events.fire(new AsyncEvent(AsyncEvent.Type.TERMINATE_RECEIVED, qp, null, report == null ? null : report.error(),
-                "the peer of " + qp + " sent a Terminate: " + (report == null ? "too short to read" : report.describe())));
+        queuePair.terminateReceived(report);
         sendQueue.remoteTerminate(report == null ? null : report.error());
         ctx.close();
     }
@@ -388,8 +375,7 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
         if (!state.apply(QpEvent.TERMINATE_SENT).accepted()) {
             return;
         }
-        events.fire(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp, null, error, qp + " terminates its stream: "
-                + error.describe()));
+        queuePair.terminating(error);
         sendQueue.segmentFailed(error, offending);
         ChannelFuture written = transmitter.terminate(error, offending, offendingLength);
         written.addListener((ChannelFutureListener) future -> {
@@ -426,7 +412,7 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
         } else if (!established.isDone()) {
             established.completeExceptionally(cause);
         } else {
-            onLlpFailure.accept(cause);
+            queuePair.llpFailed(cause);
         }
         ctx.close();
     }

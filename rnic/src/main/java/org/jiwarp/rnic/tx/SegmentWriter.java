@@ -9,11 +9,10 @@ import io.netty.util.concurrent.SingleThreadEventExecutor;
 import org.jiwarp.mpa.PayloadViews;
 import org.jiwarp.rdmap.SegmentOutput;
 import org.jiwarp.rnic.cm.OctetsToTcp;
-import org.jiwarp.rnic.qp.QpConnection;
 
 /**
  * Where a queue pair's RDMAP layer writes its DDP segments: down its pipeline from the
- * {@link QpConnection} through the FPDU framer, flushed once per batch by the connection, with the
+ * queue pair's connection through the FPDU framer, flushed once per batch by the connection, with the
  * octets handed to TCP counted by the {@link OctetsToTcp} at the head of the pipeline.
  */
 public final class SegmentWriter implements SegmentOutput {

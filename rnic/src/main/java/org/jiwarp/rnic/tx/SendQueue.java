@@ -116,8 +116,8 @@ public final class SendQueue implements ChannelFutureListener {
     /**
      * Issues waiting work as far as fences, the ORD and the connection's writability allow ({@link
      * SegmentWriter#writable}). A connection that takes nothing more holds at most its high water
-     * mark plus one message unsent, and waits until it drains ({@link
-     * QpConnection#channelWritabilityChanged}): queue pairs sharing an event loop take it in turn.
+     * mark plus one message unsent, and waits until it drains (the connection's
+     * writability event resumes it): queue pairs sharing an event loop take it in turn.
      */
     public void issueWaiting() {
         while (!waiting.isEmpty() && state.state() == QpState.RTS && transmitter.writable()) {

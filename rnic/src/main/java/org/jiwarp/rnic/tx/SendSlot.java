@@ -3,12 +3,11 @@ package org.jiwarp.rnic.tx;
 import org.jiwarp.rnic.SendWorkRequest;
 import org.jiwarp.rnic.Sge;
 import org.jiwarp.rnic.WcStatus;
-import org.jiwarp.rnic.cq.Completions;
 import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
- * A posted send work request and its progress. A queue pair's slots are recycled (see {@link
- * Completions#slot}): nothing holds one once its completion is reported.
+ * A posted send work request and its progress. A queue pair's slots are recycled (by its
+ * completions, which hand them out): nothing holds one once its completion is reported.
  */
 public final class SendSlot {
     public long id;
@@ -37,7 +36,7 @@ public final class SendSlot {
     public final Runnable prepared;
     /** The slot rung after this one while both wait in the {@link Doorbell}. */
     volatile SendSlot nextRung;
-    /** The next free slot while this one is in {@link Completions}' free list. */
+    /** The next free slot while this one is in the completions' free list. */
     public SendSlot nextFree;
 
     /** The doorbell's stand-in, never posted. */
