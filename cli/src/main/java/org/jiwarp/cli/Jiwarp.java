@@ -93,6 +93,7 @@ public final class Jiwarp implements Runnable {
     static final String RECYCLER_BATCH_PROPERTY = "io.netty.recycler.chunkSize";
 
     public static void main(String[] args) {
+        FatalErrors.install();
         if (System.getProperty(RECYCLER_BATCH_PROPERTY) == null) {
             // Before any Netty class reads it.
             System.setProperty(RECYCLER_BATCH_PROPERTY, "512");

@@ -108,7 +108,7 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
         this.stags = stags;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
-        this.doorbell = new Doorbell(this::answerDoorbellNow);
+        this.doorbell = new Doorbell(this::answerDoorbell);
         this.strictRfc = options.strictRfc();
         this.closeTimeout = options.closeTimeout();
     }
@@ -235,6 +235,15 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
     }
 
     /** On the event loop: posts what the doorbell holds and flushes. */
+    /** The doorbell's task: as {@link #answerDoorbellNow}, an error the process cannot go on from told to the pipeline. */
+    private void answerDoorbell() {
+        try {
+            answerDoorbellNow();
+        } catch (VirtualMachineError e) {
+            ctx.fireExceptionCaught(e);
+        }
+    }
+
     public void answerDoorbellNow() {
         doorbell.takeInto(sendQueue);
         sendQueue.issueWaiting();
@@ -256,6 +265,15 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
     }
 
     private void resumeSending() {
+        try {
+            resume();
+        } catch (VirtualMachineError e) {
+            // Netty would log and drop what a task throws: the connection's own pipeline hears of it.
+            ctx.fireExceptionCaught(e);
+        }
+    }
+
+    private void resume() {
         resumeScheduled = false;
         if (!state.running()) {
             return;
@@ -406,6 +424,12 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof VirtualMachineError) {
+            // Out of memory, say: the process cannot go on as if this connection alone had failed.
+            // Its thread's uncaught exception handler decides (the jiwarp command stops).
+            Thread thread = Thread.currentThread();
+            thread.getUncaughtExceptionHandler().uncaughtException(thread, cause);
+        }
         if (cause instanceof MpaException && ((MpaException) cause).error() != null && parameters != null) {
             // An FPDU failed its CRC or marker check: report it at the LLP layer, carrying nothing.
             terminate(((MpaException) cause).error(), null, 0);
