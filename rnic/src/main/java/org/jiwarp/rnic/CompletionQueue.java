@@ -26,8 +26,9 @@ import java.util.function.Consumer;
  *       the entry lent for the call only.</li>
  * </ul>
  *
- * <p>A listener that throws is reported to its thread's uncaught exception handler and the queue pair
- * goes on: the exception never reaches the connection in the middle of the segment it was placing.
+ * <p>A listener that throws, an {@link Error} included, is reported to its thread's uncaught exception
+ * handler and the queue pair goes on: the exception never reaches the connection in the middle of
+ * the segment it was placing.
  *
  * <p>Entries are recycled where the caller never holds them: {@link #poll(WorkCompletion[])} copies
  * into the caller's array and gives the queue's entry back, and so does a lent call-back once it
@@ -207,7 +208,7 @@ public final class CompletionQueue {
             boolean lent = completionLent;
             try {
                 listener.accept(wc);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 AsyncEvents.listenerFailed(e);
             }
             if (lent) {
@@ -230,7 +231,7 @@ public final class CompletionQueue {
             if (notify != null) {
                 try {
                     notify.accept(this);
-                } catch (RuntimeException e) {
+                } catch (Throwable e) {
                     AsyncEvents.listenerFailed(e);
                 }
             }
