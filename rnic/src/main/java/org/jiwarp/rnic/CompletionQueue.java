@@ -48,9 +48,12 @@ public final class CompletionQueue {
     private final AtomicBoolean armed = new AtomicBoolean();
     private volatile boolean solicitedOnly;
     private volatile Consumer<CompletionQueue> notificationListener;
-    private volatile Consumer<WorkCompletion> completionListener;
-    /** Whether {@link #completionListener} only borrows each entry (its entries go back to {@link #free}). */
-    private volatile boolean completionLent;
+    /**
+     * The completion listener and whether it lends: one field, so that {@link #add} reads both as
+     * they were set together (two fields let it pair the old listener with the new mode, and
+     * recycle a completion its listener keeps).
+     */
+    private volatile CompletionListener completionListener;
     /** Entries given back, taken by {@link #entry()}: many event loops add, many threads give back. */
     private final Queue<WorkCompletion> free;
     private final AtomicLong overruns = new AtomicLong();
@@ -147,8 +150,7 @@ public final class CompletionQueue {
 
     /** Hands every completion to {@code listener} instead of queueing it; {@code null} to queue again. */
     public void onCompletion(Consumer<WorkCompletion> listener) {
-        this.completionLent = false;
-        this.completionListener = listener;
+        this.completionListener = listener == null ? null : new CompletionListener(listener, false);
     }
 
     /**
@@ -158,8 +160,7 @@ public final class CompletionQueue {
      * completion then.
      */
     public void onCompletionLent(Consumer<WorkCompletion> listener) {
-        this.completionLent = true;
-        this.completionListener = listener;
+        this.completionListener = listener == null ? null : new CompletionListener(listener, true);
     }
 
     /** Completions lost because the queue was full (exact). */
@@ -203,15 +204,14 @@ public final class CompletionQueue {
     }
 
     void add(WorkCompletion wc) {
-        Consumer<WorkCompletion> listener = completionListener;
+        CompletionListener listener = completionListener;
         if (listener != null) {
-            boolean lent = completionLent;
             try {
-                listener.accept(wc);
+                listener.consumer().accept(wc);
             } catch (Throwable e) {
                 AsyncEvents.listenerFailed(e);
             }
-            if (lent) {
+            if (listener.lent()) {
                 free.offer(wc);
             }
         } else if (error.get() || !queue.offer(wc)) {
@@ -236,5 +236,12 @@ public final class CompletionQueue {
                 }
             }
         }
+    }
+
+    /**
+     * A completion listener and whether it only borrows each entry (its entries go back to {@link
+     * #free} once it returns).
+     */
+    private record CompletionListener(Consumer<WorkCompletion> consumer, boolean lent) {
     }
 }

@@ -1,0 +1,82 @@
+package org.jiwarp.rnic;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.time.Duration;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.jiwarp.testing.Deadlines;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The races of a completion queue's own state (issue 21). Each round releases two threads together
+ * through a barrier onto the two steps that race, repeated until the round is decided; rounds are
+ * bounded, and the first round that shows the race fails the test. The windows are nanoseconds
+ * wide and nothing in them calls out, so the steps repeat inside a round rather than once.
+ */
+class CompletionQueueRacesTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    /**
+     * {@code add} reads the listener and whether it only borrows the entry as one pair: a listener
+     * that keeps its completions ({@link CompletionQueue#onCompletion}) never has one recycled under
+     * it (given back to the free list, and handed out again for a later completion), however often
+     * another thread switches to a lending listener and back. Every completion carries a unique work
+     * request id; the kept ones must still carry theirs at the end of the round.
+     */
+    @Test
+    void aCompletionTheListenerKeepsIsNeverRecycledWhileTheModeChanges() throws Exception {
+        int rounds = 200;
+        int adds = 5_000;
+        CompletionQueue cq = new CompletionQueue(16, new AsyncEvents());
+        WorkCompletion[] kept = new WorkCompletion[adds];
+        long[] keptIds = new long[adds];
+        int[] keptCount = new int[1];
+        // Both listeners run on this thread, inside add().
+        Consumer<WorkCompletion> keeper = wc -> {
+            kept[keptCount[0]] = wc;
+            keptIds[keptCount[0]++] = wc.workRequestId();
+        };
+        Consumer<WorkCompletion> lender = wc -> { };
+        CyclicBarrier start = new CyclicBarrier(2);
+        long nextId = 1;
+        for (int round = 0; round < rounds; round++) {
+            cq.onCompletion(keeper);
+            keptCount[0] = 0;
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            Thread switcher = new Thread(() -> {
+                try {
+                    start.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+                    while (!stop.get()) {
+                        cq.onCompletion(keeper);
+                        cq.onCompletionLent(lender);
+                    }
+                } catch (Throwable e) {
+                    failed.set(e);
+                }
+            }, "listener-switcher");
+            switcher.start();
+            start.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+            for (int i = 0; i < adds; i++) {
+                WorkCompletion wc = cq.entry();
+                wc.set(nextId++, WcStatus.SUCCESS, WcOpcode.SEND, 0, null, 0, false, null);
+                cq.add(wc);
+            }
+            stop.set(true);
+            Deadlines.join(switcher, WAIT);
+            assertNull(failed.get(), "the switcher failed");
+            for (int k = 0; k < keptCount[0]; k++) {
+                long now = kept[k].workRequestId();
+                if (now != keptIds[k]) {
+                    throw new AssertionError("round " + round + ": the completion the listener kept as id " + keptIds[k]
+                            + " now has id " + now + ": the queue recycled it under the listener");
+                }
+            }
+        }
+    }
+}
