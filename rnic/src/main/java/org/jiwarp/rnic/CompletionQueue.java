@@ -58,9 +58,14 @@ public final class CompletionQueue {
     private final Queue<WorkCompletion> free;
     private final AtomicLong overruns = new AtomicLong();
     private final AtomicBoolean error = new AtomicBoolean();
+    /**
+     * The queue pairs attached, or {@link #DESTROYED}: one word, so that {@link #destroy} (no user,
+     * then destroyed) and {@link #attach} (not destroyed, then one user more) are each one atomic
+     * step and a queue pair is never attached to a destroyed queue.
+     */
     private final AtomicInteger users = new AtomicInteger();
+    private static final int DESTROYED = -1;
     private final List<Runnable> errorListeners = new CopyOnWriteArrayList<>();
-    private volatile boolean destroyed;
 
     private final AsyncEvents events;
 
@@ -174,25 +179,36 @@ public final class CompletionQueue {
      * @throws IllegalStateException while a queue pair that is not destroyed uses it
      */
     public void destroy() {
-        int n = users.get();
-        if (n > 0) {
-            throw new IllegalStateException("the completion queue is used by " + n
-                    + " queue pair(s): destroy them first");
+        for (int n = users.get(); n != DESTROYED; n = users.get()) {
+            if (n > 0) {
+                throw new IllegalStateException("the completion queue is used by " + n
+                        + " queue pair(s): destroy them first");
+            }
+            if (users.compareAndSet(0, DESTROYED)) {
+                break;
+            }
         }
-        destroyed = true;
         queue.clear();
     }
 
     boolean destroyed() {
-        return destroyed;
+        return users.get() == DESTROYED;
     }
 
-    /** A queue pair reports here from now on; {@code onError} takes it to ERROR on an overrun. */
+    /**
+     * A queue pair reports here from now on; {@code onError} takes it to ERROR on an overrun.
+     *
+     * @throws IllegalStateException when the queue is destroyed
+     */
     void attach(Runnable onError) {
-        if (destroyed) {
-            throw new IllegalStateException("the completion queue is destroyed");
+        for (int n = users.get();; n = users.get()) {
+            if (n == DESTROYED) {
+                throw new IllegalStateException("the completion queue is destroyed");
+            }
+            if (users.compareAndSet(n, n + 1)) {
+                break;
+            }
         }
-        users.incrementAndGet();
         errorListeners.add(onError);
     }
 

@@ -79,4 +79,55 @@ class CompletionQueueRacesTest {
             }
         }
     }
+
+    /**
+     * {@code destroy} and {@code attach} are each one atomic step: a queue pair is never attached to
+     * a destroyed queue. One thread attaches and detaches over and over, checking after each attach
+     * that the queue is not destroyed; the other destroys the queue as soon as nothing uses it.
+     */
+    @Test
+    void aQueuePairNeverAttachesToADestroyedQueue() throws Exception {
+        int rounds = 2_000;
+        CyclicBarrier start = new CyclicBarrier(2);
+        for (int round = 0; round < rounds; round++) {
+            CompletionQueue cq = new CompletionQueue(16, new AsyncEvents());
+            Runnable onError = () -> { };
+            AtomicReference<String> violation = new AtomicReference<>();
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            Thread attacher = new Thread(() -> {
+                try {
+                    start.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+                    for (int attaches = 0;; attaches++) {
+                        try {
+                            cq.attach(onError);
+                        } catch (IllegalStateException destroyed) {
+                            return;
+                        }
+                        if (cq.destroyed()) {
+                            violation.set("attach " + attaches + " succeeded on a destroyed queue");
+                            return;
+                        }
+                        cq.detach(onError);
+                        Deadlines.check(deadline, "the attacher never saw the queue destroyed");
+                    }
+                } catch (Throwable e) {
+                    failed.set(e);
+                }
+            }, "attacher");
+            attacher.start();
+            start.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+            while (true) {
+                try {
+                    cq.destroy();
+                    break;
+                } catch (IllegalStateException used) {
+                    Deadlines.check(deadline, "the queue was never free to destroy");
+                }
+            }
+            Deadlines.join(attacher, WAIT);
+            assertNull(failed.get(), "the attacher failed");
+            assertNull(violation.get(), "round " + round);
+        }
+    }
 }
