@@ -28,8 +28,9 @@ import org.jiwarp.rnic.cq.CompletionSink;
  *       the entry lent for the call only.</li>
  * </ul>
  *
- * <p>A listener that throws is reported to its thread's uncaught exception handler and the queue pair
- * goes on: the exception never reaches the connection in the middle of the segment it was placing.
+ * <p>A listener that throws, an {@link Error} included, is reported to its thread's uncaught exception
+ * handler and the queue pair goes on: the exception never reaches the connection in the middle of
+ * the segment it was placing.
  *
  * <p>Entries are recycled where the caller never holds them: {@link #poll(WorkCompletion[])} copies
  * into the caller's array and gives the queue's entry back, and so does a lent call-back once it
@@ -49,16 +50,24 @@ public final class CompletionQueue {
     private final AtomicBoolean armed = new AtomicBoolean();
     private volatile boolean solicitedOnly;
     private volatile Consumer<CompletionQueue> notificationListener;
-    private volatile Consumer<WorkCompletion> completionListener;
-    /** Whether {@link #completionListener} only borrows each entry (its entries go back to {@link #free}). */
-    private volatile boolean completionLent;
+    /**
+     * The completion listener and whether it lends: one field, so that {@link #add} reads both as
+     * they were set together (two fields let it pair the old listener with the new mode, and
+     * recycle a completion its listener keeps).
+     */
+    private volatile CompletionListener completionListener;
     /** Entries given back, taken by {@link #entry()}: many event loops add, many threads give back. */
     private final Queue<WorkCompletion> free;
     private final AtomicLong overruns = new AtomicLong();
     private final AtomicBoolean error = new AtomicBoolean();
+    /**
+     * The queue pairs attached, or {@link #DESTROYED}: one word, so that {@link #destroy} (no user,
+     * then destroyed) and {@link #attach} (not destroyed, then one user more) are each one atomic
+     * step and a queue pair is never attached to a destroyed queue.
+     */
     private final AtomicInteger users = new AtomicInteger();
+    private static final int DESTROYED = -1;
     private final List<Runnable> errorListeners = new CopyOnWriteArrayList<>();
-    private volatile boolean destroyed;
 
     private final AsyncEvents events;
 
@@ -154,8 +163,7 @@ public final class CompletionQueue {
 
     /** Hands every completion to {@code listener} instead of queueing it; {@code null} to queue again. */
     public void onCompletion(Consumer<WorkCompletion> listener) {
-        this.completionLent = false;
-        this.completionListener = listener;
+        this.completionListener = listener == null ? null : new CompletionListener(listener, false);
     }
 
     /**
@@ -165,8 +173,7 @@ public final class CompletionQueue {
      * completion then.
      */
     public void onCompletionLent(Consumer<WorkCompletion> listener) {
-        this.completionLent = true;
-        this.completionListener = listener;
+        this.completionListener = listener == null ? null : new CompletionListener(listener, true);
     }
 
     /** Completions lost because the queue was full (exact). */
@@ -180,25 +187,36 @@ public final class CompletionQueue {
      * @throws IllegalStateException while a queue pair that is not destroyed uses it
      */
     public void destroy() {
-        int n = users.get();
-        if (n > 0) {
-            throw new IllegalStateException("the completion queue is used by " + n
-                    + " queue pair(s): destroy them first");
+        for (int n = users.get(); n != DESTROYED; n = users.get()) {
+            if (n > 0) {
+                throw new IllegalStateException("the completion queue is used by " + n
+                        + " queue pair(s): destroy them first");
+            }
+            if (users.compareAndSet(0, DESTROYED)) {
+                break;
+            }
         }
-        destroyed = true;
         queue.clear();
     }
 
     boolean destroyed() {
-        return destroyed;
+        return users.get() == DESTROYED;
     }
 
-    /** A queue pair reports here from now on; {@code onError} takes it to ERROR on an overrun. */
+    /**
+     * A queue pair reports here from now on; {@code onError} takes it to ERROR on an overrun.
+     *
+     * @throws IllegalStateException when the queue is destroyed
+     */
     void attach(Runnable onError) {
-        if (destroyed) {
-            throw new IllegalStateException("the completion queue is destroyed");
+        for (int n = users.get();; n = users.get()) {
+            if (n == DESTROYED) {
+                throw new IllegalStateException("the completion queue is destroyed");
+            }
+            if (users.compareAndSet(n, n + 1)) {
+                break;
+            }
         }
-        users.incrementAndGet();
         errorListeners.add(onError);
     }
 
@@ -210,15 +228,14 @@ public final class CompletionQueue {
     }
 
     void add(WorkCompletion wc) {
-        Consumer<WorkCompletion> listener = completionListener;
+        CompletionListener listener = completionListener;
         if (listener != null) {
-            boolean lent = completionLent;
             try {
-                listener.accept(wc);
-            } catch (RuntimeException e) {
+                listener.consumer().accept(wc);
+            } catch (Throwable e) {
                 AsyncEvents.listenerFailed(e);
             }
-            if (lent) {
+            if (listener.lent()) {
                 free.offer(wc);
             }
         } else if (error.get() || !queue.offer(wc)) {
@@ -238,10 +255,17 @@ public final class CompletionQueue {
             if (notify != null) {
                 try {
                     notify.accept(this);
-                } catch (RuntimeException e) {
+                } catch (Throwable e) {
                     AsyncEvents.listenerFailed(e);
                 }
             }
         }
+    }
+
+    /**
+     * A completion listener and whether it only borrows each entry (its entries go back to {@link
+     * #free} once it returns).
+     */
+    private record CompletionListener(Consumer<WorkCompletion> consumer, boolean lent) {
     }
 }

@@ -15,12 +15,12 @@ public final class MemoryRegion {
     private final ByteBuf memory;
     private final java.util.concurrent.atomic.AtomicBoolean deregistered = new java.util.concurrent.atomic.AtomicBoolean();
 
+    /** A region of {@code pd}, whose hold on it the caller took ({@link ProtectionDomain#regionAdded}). */
     MemoryRegion(Rnic rnic, ProtectionDomain pd, TaggedBuffer tagged, ByteBuf memory) {
         this.rnic = rnic;
         this.pd = pd;
         this.tagged = tagged;
         this.memory = memory;
-        pd.regionAdded();
     }
 
     /** The STag: the rkey a peer names this region by, and the lkey for local use. */

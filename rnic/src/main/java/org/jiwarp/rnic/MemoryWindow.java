@@ -23,10 +23,10 @@ public final class MemoryWindow {
     private volatile TaggedBuffer bound;
     private volatile boolean deallocated;
 
+    /** A window of {@code pd}, whose hold on it the caller took ({@link ProtectionDomain#regionAdded}). */
     MemoryWindow(Rnic rnic, ProtectionDomain pd) {
         this.rnic = rnic;
         this.pd = pd;
-        pd.regionAdded();
     }
 
     public ProtectionDomain pd() {

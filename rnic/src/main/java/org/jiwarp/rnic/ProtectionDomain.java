@@ -12,8 +12,15 @@ public final class ProtectionDomain {
 
     private final Rnic rnic;
     private final int id;
-    private final java.util.concurrent.atomic.AtomicInteger regions = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.concurrent.atomic.AtomicInteger queuePairs = new java.util.concurrent.atomic.AtomicInteger();
+    /**
+     * Guards the counts and {@link #destroyed} together: {@link #destroy} (nothing held, then
+     * destroyed) and each hold ({@link #regionAdded}, {@link #queuePairAdded}: not destroyed, then
+     * one more) are one step each, so nothing joins a domain that is destroyed.
+     */
+    private final Object lock = new Object();
+    /** Registered regions and allocated windows, counted from before their STag is registered. */
+    private int regions;
+    private int queuePairs;
     private volatile boolean destroyed;
 
     ProtectionDomain(Rnic rnic, int id) {
@@ -36,11 +43,16 @@ public final class ProtectionDomain {
      * @param access a combination of {@link Access} flags
      */
     public MemoryRegion register(ByteBuffer buffer, int access) {
-        checkNotDestroyed();
-        if (!buffer.isDirect()) {
-            throw new IllegalArgumentException("register a direct ByteBuffer (or a ByteBuf)");
+        regionAdded();
+        try {
+            if (!buffer.isDirect()) {
+                throw new IllegalArgumentException("register a direct ByteBuffer (or a ByteBuf)");
+            }
+            return rnic.register(this, Unpooled.wrappedBuffer(buffer.slice()), access);
+        } catch (Throwable e) {
+            regionRemoved();
+            throw e;
         }
-        return rnic.register(this, Unpooled.wrappedBuffer(buffer.slice()), access);
     }
 
     /**
@@ -48,8 +60,13 @@ public final class ProtectionDomain {
      * registration.
      */
     public MemoryRegion register(ByteBuf buffer, int access) {
-        checkNotDestroyed();
-        return rnic.register(this, buffer.slice(), access);
+        regionAdded();
+        try {
+            return rnic.register(this, buffer.slice(), access);
+        } catch (Throwable e) {
+            regionRemoved();
+            throw e;
+        }
     }
 
     /**
@@ -57,7 +74,7 @@ public final class ProtectionDomain {
      * a queue pair with {@link QueuePair#bindWindow}.
      */
     public MemoryWindow allocateWindow() {
-        checkNotDestroyed();
+        regionAdded();
         return new MemoryWindow(rnic, this);
     }
 
@@ -68,13 +85,13 @@ public final class ProtectionDomain {
      *     destroyed
      */
     public void destroy() {
-        int r = regions.get();
-        int q = queuePairs.get();
-        if (r > 0 || q > 0) {
-            throw new IllegalStateException(this + " still has " + r + " registered region(s) and " + q
-                    + " queue pair(s): deregister and destroy them first");
+        synchronized (lock) {
+            if (regions > 0 || queuePairs > 0) {
+                throw new IllegalStateException(this + " still has " + regions + " registered region(s) and "
+                        + queuePairs + " queue pair(s): deregister and destroy them first");
+            }
+            destroyed = true;
         }
-        destroyed = true;
     }
 
     void checkNotDestroyed() {
@@ -83,21 +100,43 @@ public final class ProtectionDomain {
         }
     }
 
+    /**
+     * A region or window holds the domain from now on, taken before its STag is registered (and
+     * given back with {@link #regionRemoved} if the registration fails), so that no STag is left
+     * registered under a domain destroyed meanwhile.
+     *
+     * @throws IllegalStateException when the domain is destroyed
+     */
     void regionAdded() {
-        regions.incrementAndGet();
+        synchronized (lock) {
+            checkNotDestroyed();
+            regions++;
+        }
     }
 
     void regionRemoved() {
-        regions.decrementAndGet();
+        synchronized (lock) {
+            regions--;
+        }
     }
 
+    /**
+     * A queue pair holds the domain from now on (given back with {@link #queuePairRemoved}, also
+     * when its creation fails).
+     *
+     * @throws IllegalStateException when the domain is destroyed
+     */
     void queuePairAdded() {
-        checkNotDestroyed();
-        queuePairs.incrementAndGet();
+        synchronized (lock) {
+            checkNotDestroyed();
+            queuePairs++;
+        }
     }
 
     void queuePairRemoved() {
-        queuePairs.decrementAndGet();
+        synchronized (lock) {
+            queuePairs--;
+        }
     }
 
     @Override

@@ -53,7 +53,12 @@ public final class QueuePair {
                 config.receiveCq().sinkFor(this));
         config.sendCq().attach(onCqError);
         if (config.receiveCq() != config.sendCq()) {
-            config.receiveCq().attach(onCqError);
+            try {
+                config.receiveCq().attach(onCqError);
+            } catch (RuntimeException e) {
+                config.sendCq().detach(onCqError); // destroyed meanwhile: the refused queue pair holds nothing
+                throw e;
+            }
         }
         down.thenRun(() -> {
             flushEarlyReceives();

@@ -87,11 +87,14 @@ public final class Rnic implements AutoCloseable {
         if (config.pd().rnic() != this) {
             throw new IllegalArgumentException(config.pd() + " belongs to another RNIC");
         }
-        if (config.sendCq().destroyed() || config.receiveCq().destroyed()) {
-            throw new IllegalStateException("a completion queue of this configuration is destroyed");
-        }
+        // The domain is held first and given back if a completion queue refuses (it is destroyed).
         config.pd().queuePairAdded();
-        return new QueuePair(this, qpNumbers.incrementAndGet(), config, events);
+        try {
+            return new QueuePair(this, qpNumbers.incrementAndGet(), config, events);
+        } catch (Throwable e) {
+            config.pd().queuePairRemoved();
+            throw e;
+        }
     }
 
     /**
@@ -139,6 +142,7 @@ public final class Rnic implements AutoCloseable {
         return connection.established().thenApply(c -> qp);
     }
 
+    /** Registers {@code memory} in {@code pd}, which the caller holds ({@link ProtectionDomain#regionAdded}). */
     MemoryRegion register(ProtectionDomain pd, ByteBuf memory, int access) {
         long length = memory.readableBytes();
         long address = memory.hasMemoryAddress() ? memory.memoryAddress() + memory.readerIndex()

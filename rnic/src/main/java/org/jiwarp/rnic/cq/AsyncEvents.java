@@ -19,7 +19,7 @@ public final class AsyncEvents {
         for (Consumer<AsyncEvent> listener : listeners) {
             try {
                 listener.accept(event);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 listenerFailed(e);
             }
         }
@@ -28,9 +28,11 @@ public final class AsyncEvents {
     /**
      * A user's listener (async event, completion, notification) threw: its thread's uncaught
      * exception handler hears of it, and the RNIC goes on as if the listener had returned. The
-     * exception must not reach the connection, which may be in the middle of a segment.
+     * exception must not reach the connection, which may be in the middle of a segment; an
+     * {@link Error} neither (an application's {@code AssertionError}, a {@code StackOverflowError}
+     * in its listener), since the stack has unwound to here and the RNIC's state is whole.
      */
-    public static void listenerFailed(RuntimeException e) {
+    public static void listenerFailed(Throwable e) {
         Thread t = Thread.currentThread();
         t.getUncaughtExceptionHandler().uncaughtException(t, e);
     }
