@@ -509,22 +509,19 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     /**
      * A buffer the channel's next read may fill straight, with no copy after it: a window over the
      * memory where the ULPDU's next payload octets go (without CRC, from the sink), or over the
-     * held ULPDU's buffer (with CRC); {@code null} when the next octets are not such a run, or it is
-     * shorter than {@link #DIRECT_READ_MIN}.
+     * held ULPDU's buffer (with CRC), as long as what is left of the ULPDU. Only for a ULPDU of at
+     * least {@link #DIRECT_READ_MIN} octets (a shorter one is read with others, many to a read), and
+     * all of it once it is (a payload that arrives in parts has its every part read straight); never
+     * with markers, whose 508-octet runs would cost a read each. {@code null} otherwise.
      */
     ByteBuf directReadBuffer() {
         directRead = null;
-        if (failed || !inFpdu || current == null || content < Fpdu.HEADER_LENGTH) {
+        if (failed || !inFpdu || current == null || markersEnabled || content < Fpdu.HEADER_LENGTH
+                || ulpduLength < DIRECT_READ_MIN) {
             return null;
         }
         int remaining = Fpdu.HEADER_LENGTH + ulpduLength - content;
-        if (markersEnabled) {
-            if (markerOctets > 0 || Markers.isMarkerPosition(streamPosition)) {
-                return null;
-            }
-            remaining = Math.min(remaining, Markers.untilNextMarker(streamPosition));
-        }
-        if (remaining < DIRECT_READ_MIN) {
+        if (remaining <= 0) {
             return null;
         }
         ByteBuf buffer;
@@ -543,12 +540,13 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     /**
      * How many octets the next read should take when it is to stop right where the next payload
      * starts, so that a long one can then be read straight ({@link #directReadBuffer}): the rest of
-     * this FPDU when what is left of its ULPDU is too short to read straight, the next length field
-     * and, without CRC, the longest DDP header. 0 when no such read is due (the stream's ULPDUs are
-     * short lately, or markers are on): an ordinary read then takes as much as there is.
+     * this FPDU (a short ULPDU, or the trailer), the next length field and, without CRC, the longest
+     * DDP header. 0 when no such read is due (neither this ULPDU nor the stream's lately are long, or
+     * markers are on): an ordinary read then takes as much as there is.
      */
     int readToPayload() {
-        if (failed || sink == null || markersEnabled || longUlpdus == 0) {
+        boolean longOnes = longUlpdus > 0 || inFpdu && content >= Fpdu.HEADER_LENGTH && ulpduLength >= DIRECT_READ_MIN;
+        if (failed || sink == null || markersEnabled || !longOnes) {
             return 0;
         }
         int nextHeader = Fpdu.HEADER_LENGTH + (crcEnabled ? 0 : DdpHeaders.UNTAGGED_HEADER_LENGTH);
