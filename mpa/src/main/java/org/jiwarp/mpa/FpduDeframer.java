@@ -125,8 +125,11 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     private UlpduSink current;
     /** Whether it is gathered whole and handed on only once the FPDU is checked (CRC, an RTR check, no sink). */
     private boolean holding;
-    /** The ULPDU gathered whole (pooled; its capacity is the ULPDU's length). */
+    /** The ULPDU gathered whole (pooled; a slice read straight into it must end at the ULPDU's end). */
     private ByteBuf gathered;
+    /** The connection's own buffer for holding short FPDUs ({@link #holdFor}), and the longest it holds. */
+    private ByteBuf keptHold;
+    private static final int KEPT_HOLD = 8192;
     /** Streaming: the header gathered for {@link UlpduSink#begin}, and the octets of it still wanted (-1: ask). */
     private final ByteBuf header = Unpooled.buffer(64);
     private int headerWanted;
@@ -230,11 +233,13 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Without a sink or markers, at an FPDU's start: when the whole FPDU is in this read, its ULPDU
-     * goes up as a retained slice (no copy). Returns the octets consumed, 0 when it does not apply.
+     * At an FPDU's start, without markers, when the whole FPDU is in this read: with a sink and CRC,
+     * the FPDU is checked where it is and its ULPDU handed on from the read itself (nothing to hold);
+     * without a sink, its ULPDU goes up as a retained slice (no copy). Returns the octets consumed, 0
+     * when it does not apply (the general path then also reports an over-long ULPDU).
      */
     private int wholeFpduInPlace(ChannelHandlerContext ctx, ByteBuf in, int i, int end) {
-        if (sink != null || rtr != null || markersEnabled || end - i < Fpdu.HEADER_LENGTH) {
+        if (sink != null && !crcEnabled || rtr != null || markersEnabled || end - i < Fpdu.HEADER_LENGTH) {
             return 0;
         }
         int length = Fpdu.ulpduLength(in, i);
@@ -249,7 +254,13 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         streamPosition += wireLength;
         firstFpduSeen = true;
         openGate();
-        ctx.fireChannelRead(in.retainedSlice(i + Fpdu.HEADER_LENGTH, length));
+        if (sink == null) {
+            ctx.fireChannelRead(in.retainedSlice(i + Fpdu.HEADER_LENGTH, length));
+        } else {
+            ulpduLength = length;
+            ulpduEnded();
+            deliver(sink, in, i + Fpdu.HEADER_LENGTH);
+        }
         return wireLength;
     }
 
@@ -351,7 +362,7 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         headerWanted = -1;
         header.clear();
         if (holding) {
-            gathered = current == null ? ctx.alloc().buffer(ulpduLength) : ctx.alloc().directBuffer(ulpduLength);
+            gathered = current == null ? ctx.alloc().buffer(ulpduLength) : holdFor(ulpduLength);
         }
     }
 
@@ -415,11 +426,7 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         if (crcEnabled) {
             check(crc.value(), field, fpduStart);
         }
-        if (ulpduLength >= DIRECT_READ_MIN) {
-            longUlpdus = LONG_MEMORY;
-        } else if (longUlpdus > 0) {
-            longUlpdus--;
-        }
+        ulpduEnded();
         UlpduSink to = current;
         ByteBuf ulpdu = gathered;
         gathered = null;
@@ -439,7 +446,7 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
                 ctx.fireChannelRead(ulpdu);
                 ulpdu = null;
             } else if (holding) {
-                deliverHeld(to, ulpdu);
+                deliver(to, ulpdu, 0);
             } else {
                 if (!begun) {
                     // A ULPDU of fewer than two octets: whatever there is goes as its header.
@@ -458,17 +465,41 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** A held ULPDU, verified: its header, then the rest as payload, then its end. */
-    private void deliverHeld(UlpduSink to, ByteBuf ulpdu) {
+    /** A whole ULPDU of {@link #ulpduLength} octets at {@code at}, verified: its header, then the rest as payload, then its end. */
+    private void deliver(UlpduSink to, ByteBuf source, int at) {
         int wanted = ulpduLength < 2 ? ulpduLength
-                : headerLength(to, ulpdu.getUnsignedByte(0), ulpdu.getUnsignedByte(1));
-        header.clear().writeBytes(ulpdu, 0, wanted);
+                : headerLength(to, source.getUnsignedByte(at), source.getUnsignedByte(at + 1));
+        header.clear().writeBytes(source, at, wanted);
         begun = true;
         to.begin(header, ulpduLength);
         if (wanted < ulpduLength) {
-            to.payload(ulpdu, wanted, ulpduLength - wanted);
+            to.payload(source, at + wanted, ulpduLength - wanted);
         }
         to.end();
+    }
+
+    /** A ULPDU ended: whether the stream carries long ones lately. */
+    private void ulpduEnded() {
+        if (ulpduLength >= DIRECT_READ_MIN) {
+            longUlpdus = LONG_MEMORY;
+        } else if (longUlpdus > 0) {
+            longUlpdus--;
+        }
+    }
+
+    /**
+     * The buffer an FPDU is held in until its CRC is verified: a small one kept for the connection
+     * (the common case, FPDUs of one TCP segment that a read cut), a pooled one of its own for a
+     * longer ULPDU, so that an idle connection keeps little.
+     */
+    private ByteBuf holdFor(int length) {
+        if (length > KEPT_HOLD) {
+            return ctx.alloc().directBuffer(length);
+        }
+        if (keptHold == null) {
+            keptHold = ctx.alloc().directBuffer(KEPT_HOLD);
+        }
+        return keptHold.retain().clear();
     }
 
     /**
@@ -623,11 +654,20 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         dropGathered();
+        dropKeptHold();
         ctx.fireChannelInactive();
     }
 
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         dropGathered();
+        dropKeptHold();
+    }
+
+    private void dropKeptHold() {
+        if (keptHold != null) {
+            keptHold.release();
+            keptHold = null;
+        }
     }
 }
