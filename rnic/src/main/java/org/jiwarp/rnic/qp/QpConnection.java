@@ -80,7 +80,7 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
     /** Work posted from other threads, waiting for the event loop. */
     private final Doorbell doorbell;
     /** Takes work again once the channel has drained (one task object for the connection's life). */
-    private final Runnable resume = this::resumeSending;
+    private final Runnable resume = () -> guarded(this::resume);
     private boolean resumeScheduled;
     /** The connection's count of octets handed to TCP, first in its pipeline ({@link #counter}). */
     private OctetsToTcp counter;
@@ -108,7 +108,7 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
         this.stags = stags;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
-        this.doorbell = new Doorbell(this::answerDoorbell);
+        this.doorbell = new Doorbell(() -> guarded(this::answerDoorbellNow));
         this.strictRfc = options.strictRfc();
         this.closeTimeout = options.closeTimeout();
     }
@@ -235,15 +235,6 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
     }
 
     /** On the event loop: posts what the doorbell holds and flushes. */
-    /** The doorbell's task: as {@link #answerDoorbellNow}, an error the process cannot go on from told to the pipeline. */
-    private void answerDoorbell() {
-        try {
-            answerDoorbellNow();
-        } catch (VirtualMachineError e) {
-            ctx.fireExceptionCaught(e);
-        }
-    }
-
     public void answerDoorbellNow() {
         doorbell.takeInto(sendQueue);
         sendQueue.issueWaiting();
@@ -264,11 +255,14 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
         ctx.fireChannelWritabilityChanged();
     }
 
-    private void resumeSending() {
+    /**
+     * Runs one of the connection's own tasks: an error the process cannot go on from (out of memory),
+     * which Netty would log and drop, goes to the connection's pipeline as any other failure does.
+     */
+    private void guarded(Runnable task) {
         try {
-            resume();
+            task.run();
         } catch (VirtualMachineError e) {
-            // Netty would log and drop what a task throws: the connection's own pipeline hears of it.
             ctx.fireExceptionCaught(e);
         }
     }

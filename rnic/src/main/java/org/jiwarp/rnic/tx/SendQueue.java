@@ -1,12 +1,10 @@
 package org.jiwarp.rnic.tx;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOutboundBuffer;
 import java.util.ArrayDeque;
 import java.util.function.Consumer;
 import org.jiwarp.mpa.FpduCodec;
@@ -37,20 +35,15 @@ import org.jiwarp.wire.rdmap.TerminateLayer;
  * 5040 sections 5.2 and 5.5), and reports completions strictly in posting order (section 5.5), so a
  * Send posted after a Read completes after it.
  *
- * <p>A signaled Write or Send completes once its last segment has reached TCP; unsignaled ones
- * retire silently with the next completion after them, or with the end of their batch. No Write or
- * Send waits for a channel promise of its own: after each flush ({@link #flushed}) a channel that
- * holds nothing unsent has put everything issued into TCP, which completes it; one that still holds
- * octets gets one empty write whose promise says so later (the stream is in order; this queue is
- * the one listener, and the promises complete in the order written). Everything here runs on the
- * connection's event loop.
+ * <p>A signaled Write or Send completes once its last segment has reached TCP ({@link
+ * WrittenToTcp}, no promise per message); unsignaled ones retire silently with the next completion
+ * after them, or with the end of their batch. Everything here runs on the connection's event loop.
  */
-public final class SendQueue implements ChannelFutureListener {
+public final class SendQueue {
 
-    private final ChannelHandlerContext ctx;
-    private final FpduCodec codec;
-    /** The connection's count of octets handed to TCP, whose empty write says when issued work has gone. */
-    private final OctetsToTcp counter;
+    /** When what this queue issued has reached TCP, which completes it. */
+    private final WrittenToTcp toTcp;
+    private final ByteBufAllocator alloc;
     private final RdmapTransmitter transmitter;
     private final OutboundReads outboundReads;
     private final Completions completions;
@@ -68,25 +61,13 @@ public final class SendQueue implements ChannelFutureListener {
     private int atomicRequestId;
     private final PostedSlots posted = new PostedSlots();
     private final ArrayDeque<SendSlot> waiting = new ArrayDeque<>();
-    /** Issue number of the last Write, Send or Immediate Data issued. */
-    private long issued;
-    /** Issue numbers whose promise is pending, oldest first. */
-    private final IssueMarks awaited = new IssueMarks();
-    /** The highest issue number known to have reached TCP or awaited by a pending promise. */
-    private long covered;
-    /** Inside {@link #flushed}, and whether it was asked again meanwhile. */
-    private boolean inFlushed;
-    /** Set once the MPA responder's first-FPDU gate has gone (it never comes back). */
-    private boolean released;
-    private boolean flushedAgain;
 
     public SendQueue(ChannelHandlerContext ctx, FpduCodec codec, OctetsToTcp counter, RdmapTransmitter transmitter, OutboundReads outboundReads,
             Completions completions, ProtectionDomain pd, QpStateMachine state, boolean rfc7306,
             Consumer<TerminateError> localError) {
         this.localError = localError;
-        this.ctx = ctx;
-        this.codec = codec;
-        this.counter = counter;
+        this.toTcp = new WrittenToTcp(ctx, codec, counter, this::written);
+        this.alloc = ctx.alloc();
         this.transmitter = transmitter;
         this.outboundReads = outboundReads;
         this.completions = completions;
@@ -135,58 +116,9 @@ public final class SendQueue implements ChannelFutureListener {
         }
     }
 
-    /**
-     * After the connection flushed: the Writes, Sends and Immediate Data issued since the last call
-     * have reached TCP when the channel holds nothing unsent now, and complete here with no promise;
-     * else one empty write below the framer (nothing goes on the wire) tells when they have. A
-     * completion listener that posts and flushes again from here is taken in the same loop.
-     */
+    /** After the connection flushed: see {@link WrittenToTcp#flushed}. */
     public void flushed() {
-        if (inFlushed) {
-            flushedAgain = true;
-            return;
-        }
-        inFlushed = true;
-        try {
-            do {
-                flushedAgain = false;
-                coverIssued();
-            } while (flushedAgain);
-        } finally {
-            inFlushed = false;
-        }
-    }
-
-    private void coverIssued() {
-        if (issued <= covered || held()) {
-            return;
-        }
-        long upTo = issued;
-        covered = upTo;
-        Channel channel = ctx.channel();
-        ChannelOutboundBuffer unsent = channel.unsafe().outboundBuffer();
-        if (channel.isActive() && unsent != null && unsent.totalPendingWriteBytes() == 0) {
-            written(upTo, true);
-            return;
-        }
-        ChannelFuture atHead = counter.writeEmptyAndFlush();
-        if (atHead == null) {
-            written(upTo, false);
-            return;
-        }
-        await(upTo, atHead);
-    }
-
-    /**
-     * Whether the MPA responder still holds what was issued (RFC 5044 section 7.1.2): then it is not
-     * in the channel yet and completes after the initiator's first FPDU, at the flush that follows.
-     */
-    private boolean held() {
-        if (released) {
-            return false;
-        }
-        released = !codec.isHolding();
-        return !released;
+        toTcp.flushed();
     }
 
     private void issue(SendSlot slot) {
@@ -235,29 +167,7 @@ public final class SendQueue implements ChannelFutureListener {
 
     /** Numbers a Write, Send or Immediate Data that went out ({@link #flushed} covers it). */
     private void issued(SendSlot slot, ChannelFuture written) {
-        slot.issued = ++issued;
-        if (written != null) {
-            await(issued, written);
-        }
-    }
-
-    /** {@code written} completes once everything issued up to {@code upTo} has reached TCP. */
-    private void await(long upTo, ChannelFuture written) {
-        awaited.add(upTo);
-        covered = Math.max(covered, upTo);
-        written.addListener(this);
-    }
-
-    /**
-     * The oldest pending promise completed: every Write and Send issued up to it has reached TCP. A
-     * failed write means the connection is going down, which flushes unsignaled work; signaled work
-     * completes in error.
-     */
-    @Override
-    public void operationComplete(ChannelFuture future) {
-        if (!awaited.isEmpty()) { // else flushed meanwhile
-            written(awaited.poll(), future.isSuccess());
-        }
+        slot.issued = toTcp.issue(written);
     }
 
     /** Every Write and Send issued up to {@code upTo} has reached TCP, or the connection failed. */
@@ -348,7 +258,7 @@ public final class SendQueue implements ChannelFutureListener {
 
     /** The gather list as one buffer of slices of the registered memory (no copy). */
     private ByteBuf gather(Sge[] sgl) {
-        CompositeByteBuf message = ctx.alloc().compositeBuffer(Math.max(2, sgl.length));
+        CompositeByteBuf message = alloc.compositeBuffer(Math.max(2, sgl.length));
         try {
             for (Sge sge : sgl) {
                 message.addComponent(true, LocalAccess.checkedSlice(sge, pd, 0).retain());
@@ -415,7 +325,7 @@ public final class SendQueue implements ChannelFutureListener {
             }
         }
         waiting.clear();
-        awaited.clear();
+        toTcp.clear();
         outboundReads.flush();
         reportInOrder();
     }
