@@ -993,8 +993,9 @@ public final class AdversarialCatalogue {
 
     /**
      * IRD + 1 Read Requests in one burst while the raw peer does not read: the first asks for 8 MiB
-     * (more than the socket buffers hold), so it cannot finish and the next three queue behind it;
-     * the fifth finds no room. The peer reads again only once jiwarp has refused it.
+     * (more than the socket buffers hold), so its response cannot all go and the next three wait
+     * behind it in the IRD; the fifth finds no room. The peer reads again only once jiwarp has
+     * refused it.
      */
     private static void readsBeyondTheIrd(CaseContext ctx) throws Exception {
         ctx.peer.pauseReading();
@@ -1012,8 +1013,12 @@ public final class AdversarialCatalogue {
         }
         ctx.peer.resumeReading();
         assertTrue(ctx.peer.awaitClosed(Outcome.WAIT_MILLIS));
-        // The IRD requests accepted were answered in full before the Terminate.
-        assertEquals(JiwarpTarget.BIG_SOURCE_SIZE + JiwarpTarget.IRD - 1, ctx.peer.readResponseOctets());
+        // The IRD requests accepted were answered as far as the connection took their responses (the
+        // responder issues only while it is writable), then the Terminate ended the stream: never the
+        // whole 8 MiB queued for a peer that did not read.
+        assertTrue(ctx.peer.readResponseOctets() > 0, "no Read Response before the Terminate");
+        assertTrue(ctx.peer.readResponseOctets() < JiwarpTarget.BIG_SOURCE_SIZE, ctx.peer.readResponseOctets()
+                + " octets of Read Responses: the whole response was queued for a peer that did not read");
     }
 
     // RDMAP: RFC 5040 sections 4.1, 4.8, 5.1-5.4, 7.2.
