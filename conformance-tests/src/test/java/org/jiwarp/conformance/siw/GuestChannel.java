@@ -182,7 +182,7 @@ final class GuestChannel implements AutoCloseable {
     interface LineFault {
         LineFault NONE = line -> line;
 
-        /** @return the line as the channel is to read it */
+        /** @return the line as the channel is to read it, or {@code null} to drop it */
         String apply(String line);
     }
 
@@ -190,10 +190,17 @@ final class GuestChannel implements AutoCloseable {
     @FunctionalInterface
     interface CopyFault {
         CopyFault NONE = (id, copy, line) -> line;
+        /**
+         * In a line a fault returns, marks a pause: the copy goes out in pieces with
+         * {@link #PAUSE_MILLIS} between them, as a slow line (the old UART) brought it.
+         */
+        char PAUSE = '\u0001';
+        long PAUSE_MILLIS = 15;
 
         /**
          * @param copy 1 for the first copy of request {@code id}, 2 for the first resend, ...
-         * @return the line to send (the same, or a damaged one), or {@code null} to drop the copy
+         * @return the line to send (the same, or a damaged one, maybe with {@link #PAUSE}s), or
+         *     {@code null} to drop the copy
          */
         String apply(String id, int copy, String line);
     }
@@ -315,6 +322,9 @@ final class GuestChannel implements AutoCloseable {
                 throw broken("the channel closed (QEMU exited?)");
             }
             line = lineFault.apply(line);
+            if (line == null) {
+                continue;
+            }
             Matcher control = CONTROL.matcher(line);
             if (control.matches()) {
                 String about = control.group(1);
@@ -370,9 +380,20 @@ final class GuestChannel implements AutoCloseable {
         if (out == null) {
             return;
         }
-        ByteBuffer bytes = ByteBuffer.wrap((out + "\n").getBytes(StandardCharsets.US_ASCII));
-        while (bytes.hasRemaining()) {
-            socket.write(bytes);
+        String[] pieces = (out + "\n").split(String.valueOf(CopyFault.PAUSE), -1);
+        for (int i = 0; i < pieces.length; i++) {
+            if (i > 0) {
+                try {
+                    Thread.sleep(CopyFault.PAUSE_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while sending request " + id, e);
+                }
+            }
+            ByteBuffer bytes = ByteBuffer.wrap(pieces[i].getBytes(StandardCharsets.US_ASCII));
+            while (bytes.hasRemaining()) {
+                socket.write(bytes);
+            }
         }
     }
 

@@ -30,10 +30,13 @@ import org.junit.jupiter.api.TestMethodOrder;
  * it, none lost or late past its deadline").
  *
  * <p>The commands are what broke the old channel (siw-peer/README.md, "The command channel"):
- * request lines of every length up to 3 KB, background jobs and orphans that end while the next
- * request comes in, outputs from a few octets to 15 KB, exit statuses other than 0. Every answer is
- * checked against what the command must print; every command must be answered within
- * {@link #DEADLINE}. The channel's counts (resends and why) are printed at the end.
+ * request lines of every length up to 3 KB, every third one sent in pieces with pauses between
+ * them as the old UART brought it, background jobs and orphans that end while the next request
+ * comes in; and outputs from a few octets to 15 KB, exit statuses other than 0, a command killed at
+ * its time limit now and then. Every answer is checked against what the command must print; every
+ * command must be answered within {@link #DEADLINE}; and the guest must have read every first copy
+ * intact (the resend would hide a new way of losing requests; this does not). The channel's counts
+ * are printed at the end.
  *
  * <p>{@code -Djiwarp.siw.stress.commands=N} changes the number of commands (default 2 000),
  * {@code -Djiwarp.siw.stress.hog=false} leaves the host CPU hog out.
@@ -116,8 +119,30 @@ class SiwChannelStressTest {
     @Test
     @Order(1)
     void everyCommandIsAnsweredRightAndInTime() {
-        GuestChannel.Stats stats = peer.channel().stats();
+        GuestChannel channel = peer.channel();
+        GuestChannel.Stats stats = channel.stats();
         long requestsBefore = stats.requests();
+        long lostBefore = stats.lostCopies();
+        long naksBefore = stats.naks();
+        // Every third request goes out in three pieces with a pause between them, as the old UART
+        // brought a request: the guest's loop waits in the middle of a line, where a signal used to
+        // cost the line its head.
+        channel.inject((id, copy, line) -> Integer.parseInt(id.substring(1)) % 3 != 0 ? line
+                : line.substring(0, 12) + GuestChannel.CopyFault.PAUSE + line.substring(12, line.length() / 2)
+                        + GuestChannel.CopyFault.PAUSE + line.substring(line.length() / 2),
+                GuestChannel.LineFault.NONE);
+        try {
+            stress(stats, requestsBefore);
+        } finally {
+            channel.inject(GuestChannel.CopyFault.NONE, GuestChannel.LineFault.NONE);
+        }
+        // With no fault injected, the guest must have read every first copy intact: a copy lost
+        // now is a new way of losing requests, which the resend hides but this does not.
+        assertEquals(0, stats.lostCopies() - lostBefore, "copies lost: " + peer.channelReport());
+        assertEquals(0, stats.naks() - naksBefore, "copies read damaged: " + peer.channelReport());
+    }
+
+    private static void stress(GuestChannel.Stats stats, long requestsBefore) {
         long[] millis = new long[COMMANDS];
         Deque<Pending> background = new ArrayDeque<>();
         int backgroundChecked = 0;
@@ -170,9 +195,10 @@ class SiwChannelStressTest {
 
     /**
      * The resend itself, with faults injected on the host: first copies dropped, first copies with
-     * their head cut off (what the old loop did to a request) or a character changed, and answers
-     * changed on their way in. Every command is still answered right, and the counts say exactly
-     * what was lost.
+     * their head cut off (what the old loop did to a request) or a character changed, first
+     * acknowledgements dropped (the copy sent again must not run the request twice), and answers
+     * changed on their way in. Every command is still answered right, each request ran once, and
+     * the counts say exactly what was lost.
      */
     @Test
     @Order(2)
@@ -182,34 +208,44 @@ class SiwChannelStressTest {
         Set<String> dropped = new HashSet<>();
         Set<String> cut = new HashSet<>();
         Set<String> changed = new HashSet<>();
+        Set<String> acksDropped = new HashSet<>();
         Set<String> answersChanged = new HashSet<>();
         List<String> ids = new ArrayList<>();
+        peer.run("rm -f /tmp/jw-once").orThrow();
+        // Command i is the i-th X request from here on: its first copy meets fault i % 6.
         channel.inject((id, copy, line) -> {
             if (copy > 1 || !id.startsWith("x")) {
                 return line;
             }
             ids.add(id);
-            return switch (ids.size() % 6) {
-                case 1 -> {
+            return switch ((ids.size() - 1) % 6) {
+                case 0 -> {
                     dropped.add(id);
                     yield null;
                 }
-                case 2 -> {
+                case 1 -> {
                     cut.add(id);
                     yield line.substring(line.length() / 2);
                 }
-                case 3 -> {
+                case 2 -> {
                     changed.add(id);
                     // A character in the middle of the escaped script.
                     int payload = line.lastIndexOf(' ') + 1;
                     int at = payload + (line.length() - payload) / 2;
                     yield line.substring(0, at) + (line.charAt(at) == 'A' ? 'B' : 'A') + line.substring(at + 1);
                 }
+                case 3 -> {
+                    acksDropped.add(id);
+                    yield line;
+                }
                 default -> line;
             };
         }, line -> {
-            // The first base64 line of every fourth answer, once.
             String id = ids.isEmpty() ? "" : ids.get(ids.size() - 1);
+            if (line.equals("@@JW " + id + " ACK 1@@") && acksDropped.contains(id)) {
+                return null; // the host resends after 2 s; the guest must not run the request twice
+            }
+            // The first base64 line of every fourth answer, once.
             if (ids.size() % 4 == 0 && !line.startsWith("@@JW") && !line.isEmpty() && answersChanged.add(id)) {
                 return (line.charAt(0) == 'A' ? 'B' : 'A') + line.substring(1);
             }
@@ -220,12 +256,19 @@ class SiwChannelStressTest {
         long naks = stats.naks();
         long askedAgain = stats.repliesAskedAgain();
         long start = System.nanoTime();
+        int once = 0;
         try {
-            for (int i = 0; i < n; i++) {
-                Command c = command(i);
+            for (int k = 0; k < n; k++) {
+                int i = k;
+                // A request whose acknowledgement is dropped runs longer than the wait for it and
+                // leaves a mark each time it runs: it must run once.
+                Command c = i % 6 == 3
+                        ? new Command("echo " + i + " >>/tmp/jw-once; sleep 2.5; awk 'END { print NR }' /tmp/jw-once",
+                                ++once + "\n", 0)
+                        : command(i);
                 ExecResult result = peer.run(c.script(), c.limit());
-                assertEquals(c.exitCode(), result.exitCode(), () -> "command " + ids.size() + ": " + result);
-                assertEquals(c.output(), result.output(), () -> "command " + ids.size() + ": " + result);
+                assertEquals(c.exitCode(), result.exitCode(), () -> "command " + i + ": " + result);
+                assertEquals(c.output(), result.output(), () -> "command " + i + ": " + result);
             }
         } finally {
             channel.inject(GuestChannel.CopyFault.NONE, GuestChannel.LineFault.NONE);
@@ -233,11 +276,14 @@ class SiwChannelStressTest {
         System.out.println("channel faults: " + n + " commands in "
                 + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start) + " s with " + dropped.size()
                 + " first copies dropped, " + cut.size() + " cut, " + changed.size() + " changed, "
-                + answersChanged.size() + " answers changed; " + peer.channelReport());
+                + acksDropped.size() + " acknowledgements dropped, " + answersChanged.size() + " answers changed; "
+                + peer.channelReport());
+        assertEquals(once + "\n", peer.run("awk 'END { print NR }' /tmp/jw-once").orThrow().output(),
+                "runs of the requests whose acknowledgement was dropped");
         assertEquals(dropped.size() + cut.size() + changed.size(), stats.lostCopies() - lost, "copies lost");
         assertEquals(cut.size() + changed.size(), stats.naks() - naks, "copies the guest read damaged");
         assertEquals(answersChanged.size(), stats.repliesAskedAgain() - askedAgain, "answers asked for again");
-        if (dropped.isEmpty() || cut.isEmpty() || changed.isEmpty() || answersChanged.isEmpty()) {
+        if (dropped.isEmpty() || cut.isEmpty() || changed.isEmpty() || acksDropped.isEmpty() || answersChanged.isEmpty()) {
             fail("a fault was never injected");
         }
     }
