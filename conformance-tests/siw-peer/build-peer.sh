@@ -5,7 +5,8 @@
 #   - the kernel: Debian 12's linux-image-<abi>-amd64 (the 6.1 ABI that linux-image-amd64 points at);
 #   - siw.ko, built out of tree from linux-source-6.1 (drivers/infiniband/sw/siw) against the
 #     matching linux-headers-<abi>-amd64, because Debian ships without CONFIG_RDMA_SIW;
-#   - a busybox initramfs holding ib_core, iw_cm, rdma_cm, ib_uverbs, rdma_ucm, virtio_net and their
+#   - a busybox initramfs holding ib_core, iw_cm, rdma_cm, ib_uverbs, rdma_ucm, virtio_net,
+#     virtio_console (the command channel's virtio-serial port) and their
 #     dependencies from the stock image, rdma-core user space (rping, perftest, the siw provider,
 #     iproute2's rdma) with its shared libraries, and guest-init.sh as /init.
 #
@@ -54,7 +55,7 @@ GUEST_PROGRAMS=(usr/bin/rping usr/bin/rdma
 DLOPENED_LIBS=(libgcc_s.so.1)
 # Kernel modules to load, in this order (each after its dependencies); '?' marks a module whose
 # load may fail (crc32c-intel needs SSE4.2, which TCG's default CPU may lack).
-WANTED_MODULES=(crc32c_generic ?crc32c_intel libcrc32c virtio_pci virtio_net
+WANTED_MODULES=(crc32c_generic ?crc32c_intel libcrc32c virtio_pci virtio_net virtio_console
   ib_core iw_cm ib_cm rdma_cm ib_uverbs rdma_ucm siw)
 
 # ---------------------------------------------------------------------------------------------

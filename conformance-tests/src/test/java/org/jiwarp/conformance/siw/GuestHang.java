@@ -7,10 +7,14 @@ import java.net.SocketTimeoutException;
 import java.util.List;
 
 /**
- * What the siw suites do when the guest stops answering in the middle of a cell: the guest now and
- * then stops answering its command line altogether (seen with perftest on both ends inside the
- * guest too, without jiwarp), so such a cell gets a fresh guest and one more try, and the suite's
- * matrix says so. A second hang, or a failure while the guest still answers, fails the cell.
+ * What the siw suites do when the guest stops answering in the middle of a cell: such a cell gets a
+ * fresh guest and one more try, and the suite's matrix says so. A second hang, or a failure while
+ * the guest still answers, fails the cell.
+ *
+ * <p>The hangs this was written for were requests the old serial command loop lost
+ * (siw-peer/README.md, "The command channel"); the channel now resends a lost request, so what is
+ * left to land here is a guest that acknowledged no copy of a request for 20 s, or acknowledged one
+ * and never answered it: a guest that really hangs. The message says which.
  */
 public final class GuestHang {
 
@@ -36,7 +40,7 @@ public final class GuestHang {
                 throw e;
             }
             String what = "guest stopped answering" + switch (tcpAnswers(peer)) {
-                case ANSWERS -> " its command line (TCP still answers)";
+                case ANSWERS -> " its command channel (TCP still answers)";
                 case SILENT -> " (its TCP stack too)";
                 case UNKNOWN -> "";
             } + ": " + e.getMessage().lines().filter(l -> !l.isBlank()).findFirst().orElse("");

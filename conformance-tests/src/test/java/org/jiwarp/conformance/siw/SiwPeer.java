@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  *   127.0.0.1:hostPort(7174)  --hostfwd-->  :7174   (rping -s listens here)
  *   127.0.0.1:&lt;your server&gt;  &lt;-- 10.0.2.2    (rping -c -a 10.0.2.2 reaches the host)
  *   pcap()  &lt;-- filter-dump of every frame on the guest's NIC
- *   run()/start()  --ttyS1 command line-->  /bin/sh in the guest
+ *   run()/start()  --virtio-serial port-->  /bin/sh in the guest (acknowledged, resent if lost)
  * </pre>
  *
  * <p>QEMU's user network puts the host at 10.0.2.2 for the guest and forwards chosen host ports
@@ -169,9 +169,9 @@ public final class SiwPeer implements AutoCloseable {
 
     /**
      * What the guest's kernel says of its tasks, asked through QEMU's monitor so that it works when
-     * the guest's command line no longer answers: Alt-SysRq-W (tasks in uninterruptible sleep),
+     * the guest's command channel no longer answers: Alt-SysRq-W (tasks in uninterruptible sleep),
      * Alt-SysRq-L (what the CPU runs) and Alt-SysRq-T (every task's state and stack), of which only
-     * the tasks that are not kernel threads are kept (the command line's shell and what it started).
+     * the tasks that are not kernel threads are kept (the command loop's shell and what it started).
      * The console lines, or a sentence saying why there are none.
      */
     public String blockedTasks() {
@@ -266,13 +266,34 @@ public final class SiwPeer implements AutoCloseable {
         return accel;
     }
 
-    /** Whether QEMU still runs and the command line is in step. */
+    /** Whether QEMU still runs and the command channel is in step. */
     public boolean isAlive() {
         return qemu.isAlive() && !channel.isBroken();
     }
 
+    /**
+     * What the command channel to this guest sent and had to send again so far: requests, copies
+     * resent and why, the slowest acknowledgement. {@link #close()} prints it.
+     */
+    public String channelReport() {
+        return channel.stats().toString();
+    }
+
+    /** The command channel itself, for its own tests. */
+    GuestChannel channel() {
+        return channel;
+    }
+
+    /** {@link #channelReport()} over every guest this JVM booted. */
+    public static String channelTotals() {
+        return GuestChannel.totals().toString();
+    }
+
+    /** Closes the channel and stops QEMU; prints {@link #channelReport()} and {@link #channelTotals()}. */
     @Override
     public void close() {
+        System.out.println("siw-peer " + workDirectory.getFileName() + ": command channel: " + channelReport()
+                + "\nsiw-peer: command channels of this JVM so far: " + channelTotals());
         channel.close();
         stop(qemu);
         try {
@@ -349,7 +370,7 @@ public final class SiwPeer implements AutoCloseable {
 
         /** Kills it and everything it started (SIGKILL to its process group). */
         public void kill() {
-            run("kill -9 -- -" + spawned.pid() + " 2>/dev/null; true", Duration.ofSeconds(30));
+            run("kill -9 -" + spawned.pid() + " 2>/dev/null; true", Duration.ofSeconds(30));
         }
 
         @Override
@@ -609,8 +630,11 @@ public final class SiwPeer implements AutoCloseable {
                     // sysrq_always_enabled: blockedTasks() asks the kernel for its blocked tasks with Alt-SysRq-W.
                     "-append", ("console=ttyS0 panic=-1 sysrq_always_enabled " + b.kernelArguments).trim(),
                     "-serial", "file:" + qemuPath(console),
+                    // The command channel: a virtio-serial port, which moves whole buffers (the
+                    // second UART it replaced trickled each request in a byte at a time).
                     "-chardev", "socket,id=jwcmd,path=" + qemuPath(socket) + ",server=on,wait=on",
-                    "-serial", "chardev:jwcmd",
+                    "-device", "virtio-serial-pci,id=jwser",
+                    "-device", "virtserialport,bus=jwser.0,chardev=jwcmd,name=" + GuestChannel.PORT_NAME,
                     "-monitor", "unix:" + qemuPath(sockets.resolve("mon.sock")) + ",server=on,wait=off",
                     "-netdev", netdev.toString(),
                     "-device", "virtio-net-pci,netdev=net0",

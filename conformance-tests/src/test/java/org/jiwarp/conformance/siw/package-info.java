@@ -22,6 +22,8 @@
  * ({@code jiwarp nfs} against the kernel NFS server) and
  * {@link org.jiwarp.conformance.siw.SiwNfsTwoGuestsTest} (two guests on a private link, the kernel
  * client of one against the server of the other, beside {@code jiwarp nfs}).
+ * {@link org.jiwarp.conformance.siw.SiwChannelStressTest} holds the command channel to its word: 2 000
+ * commands to one guest beside a CPU hog, none lost or late.
  * {@code siw-peer/README.md} has the matrix they cover.
  */
 package org.jiwarp.conformance.siw;
