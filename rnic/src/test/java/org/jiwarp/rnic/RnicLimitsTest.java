@@ -4,14 +4,21 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 import org.jiwarp.mpa.MpaSettings;
+import org.jiwarp.wire.rdmap.TerminateError;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,46 +27,62 @@ import org.junit.jupiter.api.Test;
  */
 class RnicLimitsTest {
 
+    /**
+     * The cap, on its own: the Request timeout is ten minutes, so that the four admitted setups are
+     * still waiting however slow the machine is, and the test ends them itself.
+     */
     @Test
-    void connectionsThatNeverFinishTheHandshakeAreCappedAndTimedOut() throws Exception {
-        // Long enough that the four admitted setups are still waiting when counted on a busy machine.
-        MpaSettings mpa = RnicOptions.defaults().mpa().toBuilder().requestTimeout(Duration.ofMillis(2500)).build();
+    void setupsBeyondTheCapAreClosedAtOnceAndTheAdmittedOnesWait() throws Exception {
+        MpaSettings mpa = RnicOptions.defaults().mpa().toBuilder().requestTimeout(Duration.ofMinutes(10)).build();
         try (Rnic server = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa).maxSetups(4));
                 Rnic client = Rnic.open(RnicOptions.defaults().threads(1))) {
             ProtectionDomain pd = server.allocatePd();
             CompletionQueue cq = server.createCq(16);
             RnicListener listener = server.listen(new InetSocketAddress("127.0.0.1", 0),
                     request -> request.accept(server.createQp(new QpConfig(pd, cq, cq)), new byte[0]));
-            List<Socket> silent = new ArrayList<>();
-            try {
+            List<SocketChannel> silent = new ArrayList<>();
+            try (Selector selector = Selector.open()) {
                 for (int i = 0; i < 12; i++) {
-                    Socket socket = new Socket();
-                    socket.connect(listener.localAddress(), 2000);
-                    socket.setSoTimeout(15_000);
+                    SocketChannel socket = SocketChannel.open();
                     silent.add(socket);
+                    socket.socket().connect(listener.localAddress(), 10_000);
+                    socket.configureBlocking(false);
+                    socket.register(selector, SelectionKey.OP_READ);
                 }
-                // Eight of the twelve are closed at once: reading finds the end of the stream.
-                int closedAtOnce = 0;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                while (listener.refusedSetups() < 8 && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
-                assertEquals(8, listener.refusedSetups());
+                awaitCount(listener::refusedSetups, 8, "refused setups");
                 assertEquals(4, listener.setupsInProgress());
-                // The four admitted ones are dropped by the Request timeout; then the cap is free again.
-                for (Socket socket : silent) {
-                    InputStream in = socket.getInputStream();
-                    assertEquals(-1, in.read(), "every silent connection ends, refused or timed out");
-                    closedAtOnce++;
+                // The eight refused ones are closed at once: each reads the end of the stream.
+                List<SocketChannel> ended = new ArrayList<>();
+                ByteBuffer one = ByteBuffer.allocate(1);
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (ended.size() < 8) {
+                    long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                    assertTrue(left > 0, ended.size() + " of the 8 refused connections ended within " + WAIT.toSeconds()
+                            + " s");
+                    selector.select(left);
+                    for (SelectionKey key : selector.selectedKeys()) {
+                        SocketChannel socket = (SocketChannel) key.channel();
+                        assertEquals(-1, socket.read(one.clear()), "a refused setup is closed without a word");
+                        key.cancel();
+                        ended.add(socket);
+                    }
+                    selector.selectedKeys().clear();
                 }
-                assertEquals(12, closedAtOnce);
-                deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                while (listener.setupsInProgress() > 0 && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
+                // The four admitted ones are still open, waiting for their Request.
+                for (SocketChannel socket : silent) {
+                    if (!ended.contains(socket)) {
+                        assertEquals(0, socket.read(one.clear()), "an admitted setup is still waiting");
+                    }
                 }
-                assertEquals(0, listener.setupsInProgress());
+                assertEquals(4, listener.setupsInProgress());
+                assertEquals(8, listener.refusedSetups());
+                // Closing them frees the cap.
+                for (SocketChannel socket : silent) {
+                    socket.close();
+                }
+                awaitCount(() -> listener.setupsInProgress(), 0, "setups in progress");
             } finally {
-                for (Socket socket : silent) {
+                for (SocketChannel socket : silent) {
                     socket.close();
                 }
             }
@@ -67,14 +90,62 @@ class RnicLimitsTest {
             ProtectionDomain clientPd = client.allocatePd();
             CompletionQueue clientCq = client.createCq(16);
             QueuePair qp = client.createQp(new QpConfig(clientPd, clientCq, clientCq));
-            client.connect(qp, listener.localAddress(), new byte[0]).get(10, TimeUnit.SECONDS);
+            client.connect(qp, listener.localAddress(), new byte[0]).get(WAIT.toSeconds(), TimeUnit.SECONDS);
             assertEquals(QpState.RTS, qp.state());
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (listener.setupsInProgress() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertEquals(0, listener.setupsInProgress());
+            awaitCount(() -> listener.setupsInProgress(), 0, "setups in progress");
             assertEquals(8, listener.refusedSetups());
+        }
+    }
+
+    /**
+     * The Request timeout, on its own: a connection that sends nothing is failed when its timeout
+     * fires, which the test waits for as the listener reports it, not for any length of time.
+     */
+    @Test
+    void aSetupWithoutARequestIsClosedWhenItsRequestTimeoutFires() throws Exception {
+        MpaSettings mpa = RnicOptions.defaults().mpa().toBuilder().requestTimeout(Duration.ofMillis(100)).build();
+        try (Rnic server = Rnic.open(RnicOptions.defaults().threads(1).mpa(mpa).maxSetups(1));
+                Rnic client = Rnic.open(RnicOptions.defaults().threads(1))) {
+            ProtectionDomain pd = server.allocatePd();
+            CompletionQueue cq = server.createCq(16);
+            RnicListener listener = server.listen(new InetSocketAddress("127.0.0.1", 0),
+                    request -> request.accept(server.createQp(new QpConfig(pd, cq, cq)), new byte[0]));
+            CompletableFuture<String> failed = new CompletableFuture<>();
+            listener.onSetupFailure((remote, error, reason) -> failed.complete(remote.getPort() + " " + error + ": "
+                    + reason));
+            try (Socket silent = new Socket()) {
+                silent.connect(listener.localAddress(), 10_000);
+                silent.setSoTimeout((int) WAIT.toMillis());
+                String reported;
+                try {
+                    reported = failed.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+                } catch (TimeoutException e) {
+                    throw new AssertionError("no setup failure reported within " + WAIT.toSeconds() + " s", e);
+                }
+                assertEquals(silent.getLocalPort() + " " + TerminateError.LLP_CONNECTION_LOST
+                        + ": the MPA Request did not arrive within 100 ms", reported);
+                assertEquals(-1, silent.getInputStream().read(), "the timed-out setup is closed");
+            }
+            // The one place under the cap is free again.
+            awaitCount(() -> listener.setupsInProgress(), 0, "setups in progress");
+            ProtectionDomain clientPd = client.allocatePd();
+            CompletionQueue clientCq = client.createCq(16);
+            QueuePair qp = client.createQp(new QpConfig(clientPd, clientCq, clientCq));
+            client.connect(qp, listener.localAddress(), new byte[0]).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertEquals(QpState.RTS, qp.state());
+            assertEquals(0, listener.refusedSetups());
+        }
+    }
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    /** Waits, {@link #WAIT} at most, for {@code count} to read {@code expected}. */
+    private static void awaitCount(LongSupplier count, long expected, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (count.getAsLong() != expected) {
+            assertTrue(System.nanoTime() - deadline < 0, what + ": " + count.getAsLong() + ", not " + expected
+                    + ", after " + WAIT.toSeconds() + " s");
+            Thread.sleep(10);
         }
     }
 

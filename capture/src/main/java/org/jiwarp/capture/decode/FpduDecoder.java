@@ -45,7 +45,11 @@ final class FpduDecoder {
         this.notes = notes;
     }
 
-    /** Decodes every FPDU from {@code bytes[start]}, which is an FPDU boundary, on. */
+    /**
+     * Decodes every FPDU from {@code bytes[start]}, which is an FPDU boundary, on. {@code start}
+     * lies in the captured stream (at most at its end): the caller takes it from frames it has
+     * checked are whole in the capture, never from a length it has not.
+     */
     void decodeFrom(int start) {
         Attempt rfc = new Attempt(null);
         rfc.decodeFrom(start);

@@ -75,6 +75,9 @@ public final class IwarpStreamDecoder {
             notes.add("conversation " + index + ": the capture ends inside the MPA Request");
             return true;
         }
+        if (privateDataTooLong(requestBytes, index, "Request", notes)) {
+            return true;
+        }
         ByteBuf replyBytes = Unpooled.wrappedBuffer(responder.bytes, 0, responder.firstRunEnd());
         if (responder.firstRunEnd() < MpaFrames.KEY_LENGTH || !MpaFrames.isReply(replyBytes, 0)) {
             notes.add("conversation " + index + ": MPA Request without an MPA Reply");
@@ -84,6 +87,9 @@ public final class IwarpStreamDecoder {
         pdus.add(reply);
         if (reply.problems().contains(TRUNCATED_FRAME)) {
             notes.add("conversation " + index + ": the capture ends inside the MPA Reply");
+            return true;
+        }
+        if (privateDataTooLong(replyBytes, index, "Reply", notes)) {
             return true;
         }
         if (MpaFrames.rejectFlag(replyBytes, 0)) {
@@ -98,6 +104,23 @@ public final class IwarpStreamDecoder {
         int replyEnd = MpaFrames.frameLength(replyBytes, 0);
         new FpduDecoder(initiator, index, crc, initiatorMarkers, requestEnd, pdus, notes).decodeFrom(requestEnd);
         new FpduDecoder(responder, index, crc, responderMarkers, replyEnd, pdus, notes).decodeFrom(replyEnd);
+        return true;
+    }
+
+    /**
+     * Whether the whole Request or Reply at the start of {@code frame} announces more private data
+     * than RFC 5044 section 7.1 allows, noting it if so. Such a frame is invalid (a peer fails the
+     * connection on it, MPA error 0x04), so it starts no full operation: its announced length,
+     * up to 65 535 octets past the header, says nothing about where FPDUs would begin and may lie
+     * past everything captured. Wireshark stops at it too.
+     */
+    private static boolean privateDataTooLong(ByteBuf frame, int index, String which, List<String> notes) {
+        int pdLength = MpaFrames.privateDataLength(frame, 0);
+        if (pdLength <= MpaFrames.MAX_PRIVATE_DATA_LENGTH) {
+            return false;
+        }
+        notes.add("conversation " + index + ": the MPA " + which + " announces " + pdLength + " octets of private "
+                + "data, more than the 512 of RFC 5044 section 7.1; no FPDUs are decoded after an invalid " + which);
         return true;
     }
 

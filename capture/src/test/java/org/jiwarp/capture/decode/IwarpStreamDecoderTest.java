@@ -157,6 +157,40 @@ class IwarpStreamDecoderTest {
         assertTrue(decode.notes().get(0).contains("not iWARP"), decode.notes().toString());
     }
 
+    /**
+     * A Request or Reply that announces more than 512 octets of private data is invalid and starts
+     * no FPDUs: the decode notes it and stops, instead of reading FPDUs from where the announced
+     * length ends, past what was captured (found by fuzzing: a Reply announcing 2048 octets).
+     */
+    @Test
+    void aFrameAnnouncingMoreThan512OctetsOfPrivateDataEndsTheConversationWithANote() throws IOException {
+        for (boolean inReply : new boolean[] {false, true}) {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            try (PcapWriter writer = new PcapWriter(bytes, LinkType.ETHERNET, false);
+                    SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer,
+                            new InetSocketAddress(InetAddress.getByName("10.1.0.1"), 5000),
+                            new InetSocketAddress(InetAddress.getByName("10.1.0.2"), 6000), 1, 2)) {
+                tcp.handshake();
+                byte[] request = Capture.frame(false, 0);
+                byte[] reply = Capture.frame(true, 0);
+                byte[] invalid = Arrays.copyOf(inReply ? reply : request, MpaFrames.HEADER_LENGTH + 4);
+                invalid[MpaFrames.PRIVATE_DATA_LENGTH_OFFSET] = 0x08; // private data length 2048, four octets of it sent
+                tcp.clientSends(inReply ? request : invalid);
+                tcp.serverSends(inReply ? invalid : reply);
+                tcp.clientSends(new byte[] {0, 4, 1, 2, 3, 4, 5, 6, 7, 8});
+            }
+            CaptureDecode decode = IwarpStreamDecoder.decode(PcapFile.read(bytes.toByteArray()));
+            String which = inReply ? "Reply" : "Request";
+            assertTrue(decode.pdus().stream().noneMatch(pdu -> pdu.kind() == DecodedPdu.Kind.FPDU), which);
+            DecodedPdu frame = decode.pdus().get(decode.pdus().size() - 1);
+            assertEquals(inReply ? DecodedPdu.Kind.MPA_REPLY : DecodedPdu.Kind.MPA_REQUEST, frame.kind());
+            assertEquals(List.of("private data length 2048 exceeds 512"), frame.problems());
+            assertEquals(List.of("conversation 0: the MPA " + which + " announces 2048 octets of private data, more "
+                    + "than the 512 of RFC 5044 section 7.1; no FPDUs are decoded after an invalid " + which),
+                    decode.notes());
+        }
+    }
+
     @Test
     void siwStyleTerminateIsFlagged() throws IOException {
         Capture capture = new Capture(0, 0);

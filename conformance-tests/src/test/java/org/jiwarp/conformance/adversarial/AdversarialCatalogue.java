@@ -747,18 +747,28 @@ public final class AdversarialCatalogue {
         e.add(op("reset-in-the-middle-of-a-message", "RFC 5044 8 (code 1), RFC 5041 6.2.2",
                 ctx -> {
                     ctx.sendGood(Ulpdus.sendSegment(false, 1, 0, 16));
-                    Thread.sleep(20);
+                    // The reset must find jiwarp inside the message: it comes once the first segment is placed,
+                    // which jiwarp does only after reading it (and, CRC on, checking it).
+                    ctx.awaitPlacedInReceive(0, Ulpdus.payload(16));
                     ctx.peer.reset();
                 },
                 closed(null)).allow(r -> receive0(r, 16)));
         e.add(op("reset-in-the-middle-of-an-fpdu", "RFC 5044 8 (code 1)",
                 ctx -> {
-                    byte[] fpdu = ctx.peer.frame(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 64));
-                    ctx.peer.write(Arrays.copyOf(fpdu, 40));
-                    Thread.sleep(20);
+                    // A whole Send, then the first 40 octets of a Write's FPDU, in one write and so one TCP
+                    // segment. Once the Send completes jiwarp has read up to its end, so the partial FPDU
+                    // behind it is in jiwarp's hands or its socket's receive queue, ahead of the reset,
+                    // which TCP hands over only after the data before it: jiwarp is inside the FPDU when
+                    // it learns of the reset, however the reads fall.
+                    byte[] send = ctx.peer.frame(Ulpdus.send(1, 4));
+                    byte[] fpdu = Arrays.copyOf(ctx.peer.frame(Ulpdus.write(ctx.writeStag(), ctx.writeTo(0), 64)), 40);
+                    byte[] both = Arrays.copyOf(send, send.length + fpdu.length);
+                    System.arraycopy(fpdu, 0, both, send.length, fpdu.length);
+                    ctx.peer.write(both);
+                    ctx.awaitReceive(0, WcStatus.SUCCESS);
                     ctx.peer.reset();
                 },
-                closed(null)));
+                closed(null)).allow(r -> receive0(r, 4)));
     }
 
     // DDP tagged buffers: RFC 5041 sections 4.1, 4.2, 5.2, 7.1, 7.2, 8; RFC 5040 7.2.

@@ -138,6 +138,21 @@ final class CaseContext {
         return wc;
     }
 
+    /**
+     * Waits, {@link Outcome#WAIT_MILLIS} at most, until receive {@code index} begins with {@code
+     * expected} (octets the arena's pattern does not hold there): jiwarp has read and placed them.
+     */
+    void awaitPlacedInReceive(int index, byte[] expected) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Outcome.WAIT_MILLIS);
+        while (!regions.receiveHolds(index, expected)) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("receive " + index + " did not get its " + expected.length + " octets within "
+                        + Outcome.WAIT_MILLIS + " ms; received " + peer.describe());
+            }
+            Thread.sleep(1);
+        }
+    }
+
     /** The write region's STag and the Tagged Offset {@code offset} octets into it. */
     int writeStag() {
         return regions.write.stag();

@@ -334,6 +334,17 @@ final class JiwarpTarget implements AutoCloseable {
             return true;
         }
 
+        /** Whether receive {@code index} begins with {@code expected}. */
+        boolean receiveHolds(int index, byte[] expected) {
+            ByteBuf memory = receive.buffer();
+            for (int i = 0; i < expected.length; i++) {
+                if (memory.getByte(index * RECEIVE_SIZE + i) != expected[i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
         @Override
         public void close() {
             for (MemoryRegion r : new MemoryRegion[] {write, readOnly, writeOnly, receive, foreign, invalidated, shared,

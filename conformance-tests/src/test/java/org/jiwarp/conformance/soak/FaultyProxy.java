@@ -2,8 +2,9 @@ package org.jiwarp.conformance.soak;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -12,46 +13,98 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 
 /**
- * A TCP proxy between two RNICs whose legs carry {@link FaultInjector}s: connection number
- * {@code n} (in accept order) gets the faults {@code plan.apply(n)} chooses, one per direction.
+ * A TCP proxy between two RNICs whose legs carry a {@link FaultInjector} and a {@link Resegmenter}
+ * each: connection number {@code n} (in accept order) gets the fault {@code plans.apply(n)} chooses,
+ * in the direction it names; every direction of every connection is re-segmented and delayed.
+ *
+ * <pre>
+ *   client RNIC -- client leg: FaultInjector(to server) -> Resegmenter -> upstream.write --> server RNIC
+ *              <-- client.write <- Resegmenter <- FaultInjector(to client) :upstream leg --
+ * </pre>
+ *
+ * <p>Every wait here has a deadline ({@link #WAIT}).
  */
 final class FaultyProxy implements AutoCloseable {
 
-    /** The faults of one connection: client to server, and server to client, each with its trigger. */
-    record Plan(FaultInjector.Fault toServer, long toServerAfter, FaultInjector.Fault toClient, long toClientAfter) {
-        boolean destructive() {
-            return toServer.destructive || toClient.destructive;
+    /** How long binding, closing and shutting the event loop down may take. */
+    static final Duration WAIT = Duration.ofSeconds(10);
+
+    /**
+     * The fault of one connection.
+     *
+     * @param fault    what to do
+     * @param toServer in the client-to-server direction (else server to client)
+     * @param after    the number of FPDUs of that direction to let through first
+     * @param seed     seeds where exactly the fault falls and how the streams are re-segmented
+     */
+    record Plan(FaultInjector.Fault fault, boolean toServer, long after, long seed) {
+
+        static Plan none(long seed) {
+            return new Plan(FaultInjector.Fault.NONE, true, 0, seed);
+        }
+
+        @Override
+        public String toString() {
+            return fault == FaultInjector.Fault.NONE ? "no fault" : fault + (toServer ? " to the server" : " to the client")
+                    + " from FPDU " + after;
+        }
+    }
+
+    /** One proxied connection: its plan, what each direction carried, and the fault once injected. */
+    static final class Connection {
+        final int number;
+        final Plan plan;
+        final int clientPort;
+        final FaultInjector.Ledger toServer = new FaultInjector.Ledger();
+        final FaultInjector.Ledger toClient = new FaultInjector.Ledger();
+        /** Completes, on the connection's event loop, once the fault has been injected. */
+        final java.util.concurrent.CompletableFuture<FaultInjector.Injection> injected =
+                new java.util.concurrent.CompletableFuture<>();
+
+        Connection(int number, Plan plan, int clientPort) {
+            this.number = number;
+            this.plan = plan;
+            this.clientPort = clientPort;
         }
     }
 
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final Channel server;
-    private final AtomicInteger connections = new AtomicInteger();
-    private final java.util.Map<Integer, Plan> plans = new java.util.concurrent.ConcurrentHashMap<>();
-    private final java.util.Map<Integer, AtomicLong> injected = new java.util.concurrent.ConcurrentHashMap<>();
+    private final AtomicInteger accepted = new AtomicInteger();
+    private final Map<Integer, Connection> connections = new ConcurrentHashMap<>();
+    /** What went wrong in the proxy itself (not a reset by an RNIC, which is traffic). */
+    private final java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
-    FaultyProxy(InetSocketAddress target, IntFunction<Plan> plan) {
-        server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+    FaultyProxy(InetSocketAddress target, IntFunction<Plan> plans) throws InterruptedException {
+        ChannelFuture bound = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel client) {
-                        int n = connections.getAndIncrement();
-                        Plan p = plan.apply(n);
-                        int port = ((InetSocketAddress) client.remoteAddress()).getPort();
-                        plans.put(port, p);
-                        AtomicLong faults = new AtomicLong();
-                        injected.put(port, faults);
+                        int n = accepted.getAndIncrement();
+                        Connection connection = new Connection(n, plans.apply(n),
+                                ((InetSocketAddress) client.remoteAddress()).getPort());
+                        connections.put(n, connection);
+                        Consumer<FaultInjector.Injection> record = connection.injected::complete;
+                        Plan plan = connection.plan;
                         Channel[] upstream = new Channel[1];
                         Runnable closeBoth = () -> {
                             client.close();
@@ -59,16 +112,20 @@ final class FaultyProxy implements AutoCloseable {
                                 upstream[0].close();
                             }
                         };
-                        client.pipeline().addLast(new FaultInjector(p.toServer(), p.toServerAfter(), 2L * n,
-                                faults, msg -> upstream[0].writeAndFlush(msg), closeBoth), new CloseOther(upstream));
+                        client.pipeline().addLast(
+                                new FaultInjector(n, plan, true, connection.toServer, record),
+                                new Resegmenter(plan.seed() * 4 + 2, msg -> upstream[0].writeAndFlush(msg), closeBoth),
+                                new CloseOther(upstream, failures));
                         new Bootstrap().group(client.eventLoop()).channel(NioSocketChannel.class)
                                 .option(ChannelOption.TCP_NODELAY, true)
+                                .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
                                 .handler(new ChannelInitializer<Channel>() {
                                     @Override
                                     protected void initChannel(Channel ch) {
-                                        ch.pipeline().addLast(new FaultInjector(p.toClient(), p.toClientAfter(),
-                                                2L * n + 1, faults, client::writeAndFlush, closeBoth),
-                                                new CloseOther(new Channel[] {client}));
+                                        ch.pipeline().addLast(
+                                                new FaultInjector(n, plan, false, connection.toClient, record),
+                                                new Resegmenter(plan.seed() * 4 + 3, client::writeAndFlush, closeBoth),
+                                                new CloseOther(new Channel[] {client}, failures));
                                     }
                                 }).connect(target).addListener((ChannelFutureListener) f -> {
                                     if (f.isSuccess()) {
@@ -79,7 +136,12 @@ final class FaultyProxy implements AutoCloseable {
                                     }
                                 });
                     }
-                }).bind(new InetSocketAddress("127.0.0.1", 0)).syncUninterruptibly().channel();
+                }).bind(new InetSocketAddress("127.0.0.1", 0));
+        if (!bound.await(WAIT.toMillis(), TimeUnit.MILLISECONDS) || !bound.isSuccess()) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw new IllegalStateException("the proxy did not bind within " + WAIT.toSeconds() + " s", bound.cause());
+        }
+        server = bound.channel();
     }
 
     InetSocketAddress address() {
@@ -87,50 +149,89 @@ final class FaultyProxy implements AutoCloseable {
     }
 
     int connections() {
-        return connections.get();
+        return accepted.get();
     }
 
-    /** The plan of the connection whose client end has this local port. */
-    Plan planFor(int clientPort) {
-        return plans.get(clientPort);
+    /** Connection number {@code n} (in accept order), or {@code null}. */
+    Connection connection(int n) {
+        return connections.get(n);
     }
 
-    /** Destructive faults injected on the connection whose client end has this local port. */
-    long injectedFor(int clientPort) {
-        AtomicLong faults = injected.get(clientPort);
-        return faults == null ? 0 : faults.get();
+    /** What went wrong in the proxy's own handlers (a fault injector's bug, say); empty when nothing did. */
+    java.util.List<Throwable> failures() {
+        return java.util.List.copyOf(failures);
     }
 
-    /** Destructive faults injected on all connections. */
-    long injected() {
-        return injected.values().stream().mapToLong(AtomicLong::get).sum();
-    }
-
+    /** Closes the listening socket and every connection's legs, and ends the proxy's thread. */
     @Override
-    public void close() {
-        server.close().syncUninterruptibly();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    public void close() throws InterruptedException {
+        ChannelFuture closed = server.close();
+        Future<?> shutdown = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        if (!closed.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("the proxy's listening socket did not close within " + WAIT.toSeconds() + " s");
+        }
+        if (!shutdown.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("the proxy's event loop did not end within " + WAIT.toSeconds() + " s");
+        }
     }
 
-    /** When one leg closes, close the other once its writes are out. */
+    /**
+     * Passes each leg's end on to the other as TCP would: the peer's FIN on one leg becomes a FIN on
+     * the other once what was written to it is out (an RNIC half-closes after its Terminate and reads
+     * on; closing the other leg at once would reset a peer that is still sending, and a reset can
+     * lose the Terminate it has not read yet), and a leg shut both ways is closed. A leg that closes
+     * (a reset, a cut) closes the other once what was written to it is out.
+     */
     private static final class CloseOther extends ChannelInboundHandlerAdapter {
         private final Channel[] other;
+        private final java.util.Queue<Throwable> failures;
 
-        CloseOther(Channel[] other) {
+        CloseOther(Channel[] other, java.util.Queue<Throwable> failures) {
             this.other = other;
+            this.failures = failures;
         }
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ((ByteBuf) msg).release();
+            ReferenceCountUtil.release(msg);
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+            if (event instanceof ChannelInputShutdownEvent) {
+                Channel self = ctx.channel();
+                Channel peer = other[0];
+                if (peer instanceof DuplexChannel duplex && peer.isActive()) {
+                    peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(written -> duplex.shutdownOutput()
+                            .addListener(shut -> closeIfShutBothWays(duplex)));
+                } else if (peer != null) {
+                    peer.close();
+                }
+                closeIfShutBothWays((DuplexChannel) self);
+            }
+            ctx.fireUserEventTriggered(event);
+        }
+
+        private static void closeIfShutBothWays(DuplexChannel channel) {
+            if (channel.isInputShutdown() && channel.isOutputShutdown()) {
+                channel.close();
+            }
         }
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             if (other[0] != null && other[0].isActive()) {
-                other[0].writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+                other[0].writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             }
             ctx.fireChannelInactive();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (!(cause instanceof java.io.IOException)) {
+                failures.add(cause); // an IOException is a reset by an RNIC: traffic, not a failure
+            }
+            ctx.close(); // channelInactive closes the other leg
         }
     }
 }
