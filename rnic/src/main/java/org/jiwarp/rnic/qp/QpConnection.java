@@ -425,8 +425,11 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
             thread.getUncaughtExceptionHandler().uncaughtException(thread, cause);
         }
         if (cause instanceof MpaException && ((MpaException) cause).error() != null && parameters != null) {
-            // An FPDU failed its CRC or marker check: report it at the LLP layer, carrying nothing.
+            // An FPDU failed its CRC or marker check: report it at the LLP layer, carrying nothing. The
+            // Terminate's own close follows it out (bounded); closing here would drop it if it waits
+            // behind other output.
             terminate(((MpaException) cause).error(), null, 0);
+            return;
         } else if (!established.isDone()) {
             established.completeExceptionally(cause);
         } else {
