@@ -78,6 +78,12 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
      * its own costs more than copying fewer octets out of a larger read.
      */
     static final int DIRECT_READ_MIN = 4096;
+    /**
+     * Octets a read that stops at the next payload takes beyond the next header: a short FPDU after a
+     * long one (a message one segment and a little long ends in one) then comes in the same read,
+     * and a long one gives only these few octets of its payload to a copy.
+     */
+    static final int READ_PAST_HEADER = 64;
 
     private final boolean crcEnabled;
     private final boolean markersEnabled;
@@ -572,7 +578,7 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
      * How many octets the next read should take when it is to stop right where the next payload
      * starts, so that a long one can then be read straight ({@link #directReadBuffer}): the rest of
      * this FPDU (a short ULPDU, or the trailer), the next length field and, without CRC, the longest
-     * DDP header. 0 when no such read is due (neither this ULPDU nor the stream's lately are long, or
+     * DDP header, and {@link #READ_PAST_HEADER} more. 0 when no such read is due (neither this ULPDU nor the stream's lately are long, or
      * markers are on): an ordinary read then takes as much as there is.
      */
     int readToPayload() {
@@ -591,7 +597,7 @@ public final class FpduDeframer extends ChannelInboundHandlerAdapter {
             // In a streamed header: up to its end (18 octets when its length is not known yet).
             return headerWanted > 0 ? headerWanted : DdpHeaders.UNTAGGED_HEADER_LENGTH - header.readableBytes();
         }
-        return contentLength - content + nextHeader;
+        return contentLength - content + nextHeader + READ_PAST_HEADER;
     }
 
     /** The last read handed out by {@link #directReadBuffer} brought nothing. */
