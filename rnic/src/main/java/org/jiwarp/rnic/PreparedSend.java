@@ -63,9 +63,9 @@ public final class PreparedSend {
         }
         if (c.inEventLoop()) {
             slot.reset();
-            c.post(slot);
+            c.sending().post(slot);
         } else {
-            c.ring(slot); // reset on the event loop, where every use of the slot happens
+            c.sending().ring(slot); // reset on the event loop, where every use of the slot happens
         }
     }
 

@@ -212,9 +212,9 @@ public final class QueuePair {
             // Never connected, or in ERROR with everything before it flushed: flushed at once, here.
             flushUnconnected(slot);
         } else if (c.inEventLoop()) {
-            c.post(slot);
+            c.sending().post(slot);
         } else {
-            c.ring(slot);
+            c.sending().ring(slot);
         }
     }
 
@@ -241,14 +241,14 @@ public final class QueuePair {
             if (unconnected) {
                 flushUnconnected(slot);
             } else {
-                c.queue(slot);
+                c.sending().queue(slot);
             }
         }
         if (!unconnected && admitted > 0) {
             if (c.inEventLoop()) {
-                c.answerDoorbellNow();
+                c.sending().answerDoorbellNow();
             } else {
-                c.wake();
+                c.sending().wake();
             }
         }
         if (refused != null) {

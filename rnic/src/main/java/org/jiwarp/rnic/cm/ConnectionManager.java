@@ -129,7 +129,7 @@ public final class ConnectionManager implements AutoCloseable {
     public void attach(MpaConnectRequest request, QpConnection connection, byte[] privateData, int ird, int ord) {
         Channel channel = request.channel();
         channel.eventLoop().execute(() -> {
-            connection.counter(OctetsToTcp.addFirst(channel.pipeline()));
+            connection.wire(OctetsToTcp.addFirst(channel.pipeline()), reads(channel));
             channel.pipeline().addLast("qp", connection);
             request.accept(privateData, ird, ord);
         });
@@ -150,7 +150,7 @@ public final class ConnectionManager implements AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         ChannelPipeline pipeline = connectionOpened(ch, true);
-                        connection.counter(OctetsToTcp.addFirst(pipeline));
+                        connection.wire(OctetsToTcp.addFirst(pipeline), reads(ch));
                         pipeline.addLast("mpa", mpa);
                         pipeline.addLast("qp", connection);
                     }
@@ -165,6 +165,11 @@ public final class ConnectionManager implements AutoCloseable {
             ch.pipeline().addFirst("pcap", new PcapCapture(options.capture(), initiator));
         }
         return ch.pipeline();
+    }
+
+    /** The channel's own {@link FpduReads}, set where it was opened. */
+    private static FpduReads reads(Channel ch) {
+        return (FpduReads) ch.config().getRecvByteBufAllocator();
     }
 
     private void track(Channel ch) {

@@ -32,10 +32,9 @@ import org.jiwarp.rnic.cm.OctetsToTcp;
 import org.jiwarp.rnic.cq.Completions;
 import org.jiwarp.rnic.rx.SegmentListener;
 import org.jiwarp.rnic.rx.UlpduStream;
-import org.jiwarp.rnic.tx.Doorbell;
 import org.jiwarp.rnic.tx.SegmentWriter;
+import org.jiwarp.rnic.tx.SendScheduler;
 import org.jiwarp.rnic.tx.SendQueue;
-import org.jiwarp.rnic.tx.SendSlot;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.rdmap.TerminateException;
@@ -77,13 +76,12 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
     private boolean reading;
     private volatile RemoteTerminate terminateReceived;
     private volatile TerminateError terminateSent;
-    /** Work posted from other threads, waiting for the event loop. */
-    private final Doorbell doorbell;
-    /** Takes work again once the channel has drained (one task object for the connection's life). */
-    private final Runnable resume = () -> guarded(this::resume);
-    private boolean resumeScheduled;
+    /** When the send side runs: posts, the doorbell, resumption on writability. */
+    private SendScheduler sending;
     /** The connection's count of octets handed to TCP, first in its pipeline ({@link #counter}). */
     private OctetsToTcp counter;
+    /** The channel's reads, straight into place once the deframer says where ({@link #wire}). */
+    private FpduReads reads;
     /** The connection's FPDU codec (MPA full operation). */
     private FpduCodec codec;
 
@@ -108,14 +106,17 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
         this.stags = stags;
         this.closed = closed;
         this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
-        this.doorbell = new Doorbell(() -> guarded(this::answerDoorbellNow));
         this.strictRfc = options.strictRfc();
         this.closeTimeout = options.closeTimeout();
     }
 
-    /** The connection manager gives the connection its octet counter as it builds the pipeline. */
-    public void counter(OctetsToTcp counter) {
+    /**
+     * The connection manager gives the connection, as it builds the pipeline, its octet counter and
+     * the channel's reads (which follow the deframer once MPA is in full operation).
+     */
+    public void wire(OctetsToTcp counter, FpduReads reads) {
         this.counter = counter;
+        this.reads = reads;
     }
 
     public CompletableFuture<QpConnection> established() {
@@ -188,11 +189,11 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
                 this);
         sendQueue = new SendQueue(ctx, codec, counter, transmitter, outboundReads, completions, config.pd(), state,
                 config.rfc7306(), strictRfc ? error -> terminate(error, null, 0) : null);
+        sending = new SendScheduler(ctx, sendQueue, readResponder, output, state, this::flushIfNeeded,
+                error -> terminate(error, null, 0));
         // One receive path from the first FPDU on; long payloads read straight into place.
         codec.deframer().deliverTo(new UlpduStream(this, receiver));
-        if (ctx.channel().config().getRecvByteBufAllocator() instanceof FpduReads) {
-            ((FpduReads) ctx.channel().config().getRecvByteBufAllocator()).readFor(codec.deframer());
-        }
+        reads.readFor(codec.deframer());
         if (!state.apply(QpEvent.ESTABLISHED).accepted()) {
             // Modified to ERROR while the setup ran.
             established.completeExceptionally(new IllegalStateException("the queue pair left IDLE during setup ("
@@ -207,79 +208,17 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
     // ---------------------------------------------------------------------------------------------
     // Posting
 
-    /** On the event loop: posts {@code slot} after anything rung in before it. */
-    public void post(SendSlot slot) {
-        doorbell.takeInto(sendQueue);
-        sendQueue.enqueue(slot);
-        sendQueue.issueWaiting();
-        flushIfNeeded();
+    /** Where posted work goes (once established): see {@link SendScheduler}. */
+    public SendScheduler sending() {
+        return sending;
     }
 
-    /** From any thread: queues {@code slot} for the event loop and wakes it unless a wake-up is pending. */
-    public void ring(SendSlot slot) {
-        queue(slot);
-        wake();
-    }
-
-    /**
-     * From any thread: queues {@code slot} for the event loop without waking it (a chain's posts, then
-     * one {@link #wake()}, or {@link #answerDoorbellNow()} on the event loop).
-     */
-    public void queue(SendSlot slot) {
-        doorbell.offer(slot);
-    }
-
-    /** Wakes the event loop for the doorbell unless a wake-up is pending. */
-    public void wake() {
-        doorbell.ring(ctx.executor());
-    }
-
-    /** On the event loop: posts what the doorbell holds and flushes. */
-    public void answerDoorbellNow() {
-        doorbell.takeInto(sendQueue);
-        sendQueue.issueWaiting();
-        flushIfNeeded();
-    }
-
-    /**
-     * The channel drained below its low water mark: the send queue takes work again, in a task behind
-     * what the event loop already holds (other queue pairs' doorbells and refills), so that queue
-     * pairs sharing the loop take it in turn rather than one refilling inside its own flush.
-     */
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (sendQueue != null && ctx.channel().isWritable() && !resumeScheduled && !output.goingOn()) {
-            resumeScheduled = true;
-            ctx.executor().execute(resume);
+        if (sending != null) {
+            sending.writabilityChanged();
         }
         ctx.fireChannelWritabilityChanged();
-    }
-
-    /**
-     * Runs one of the connection's own tasks: an error the process cannot go on from (out of memory),
-     * which Netty would log and drop, goes to the connection's pipeline as any other failure does.
-     */
-    private void guarded(Runnable task) {
-        try {
-            task.run();
-        } catch (VirtualMachineError e) {
-            ctx.fireExceptionCaught(e);
-        }
-    }
-
-    private void resume() {
-        resumeScheduled = false;
-        if (!state.running()) {
-            return;
-        }
-        try {
-            readResponder.issue();
-        } catch (TerminateException e) {
-            terminate(e.error(), null, 0);
-            return;
-        }
-        sendQueue.issueWaiting();
-        flushIfNeeded();
     }
 
     /** Posts a receive from any thread (the queue takes posts concurrently with placement). */
