@@ -27,7 +27,7 @@ import org.jiwarp.capture.pcap.SyntheticTcpCapture;
 class IwarpStreamDecoderFuzzTest {
 
     /** Arbitrary bytes as a whole pcap file. */
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void pcapFile(byte[] bytes) {
         PcapFile file;
         try {
@@ -43,7 +43,7 @@ class IwarpStreamDecoderFuzzTest {
      * arbitrary bytes in both directions, cut into arbitrary TCP segments: this reaches the FPDU,
      * marker, CRC, DDP and RDMAP decoding.
      */
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void iwarpStream(FuzzedDataProvider data) throws IOException {
         int requestFlags = data.consumeInt(0, 255);
         int replyFlags = data.consumeInt(0, 255) & ~MpaFrames.REJECT_FLAG | (data.consumeInt(0, 15) == 0

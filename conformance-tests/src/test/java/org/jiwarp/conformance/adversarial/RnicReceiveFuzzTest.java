@@ -78,7 +78,7 @@ class RnicReceiveFuzzTest {
      * Terminate, raw untagged header, raw tagged header, raw octets), whose bits 3-6 are flags and
      * whose bit 7 flips one octet of the segment, followed by that segment's fields.
      */
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void segments(byte[] bytes) throws Exception {
         // Jazzer's SSRF detector refuses connections unless allowed: here only loopback ones.
         try (SilentCloseable loopbackOnly = BugDetectors.allowNetworkConnections(

@@ -36,7 +36,7 @@ import org.jiwarp.wire.rdmap.TerminateError;
  */
 class FpduDeframerFuzzTest {
 
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void deframe(byte[] bytes) {
         FuzzInput in = new FuzzInput(bytes);
         int mode = in.u8();

@@ -53,7 +53,7 @@ import org.jiwarp.wire.mpa.MpaFrames;
  */
 class MpaSetupFuzzTest {
 
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void responder(byte[] bytes) {
         FuzzInput in = new FuzzInput(bytes);
         MpaSettings settings = settings(in);
@@ -141,7 +141,7 @@ class MpaSetupFuzzTest {
         }
     }
 
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void initiator(byte[] bytes) {
         FuzzInput in = new FuzzInput(bytes);
         MpaSettings settings = settings(in);

@@ -19,7 +19,7 @@ import org.jiwarp.rpcrdma.XdrException;
 class RpcRdmaHeaderFuzzTest {
 
     /** Input: the octets of a Send's payload. */
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void decode(byte[] bytes) {
         ByteBuf in = Unpooled.wrappedBuffer(bytes);
         RpcRdmaHeader header;

@@ -25,7 +25,7 @@ import org.jiwarp.wire.rdmap.TerminateLayer;
 class TerminateMessagesFuzzTest {
 
     /** Input: an octet of leading garbage count (0-3), then the ULPDU. */
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void read(byte[] bytes) {
         FuzzInput in = new FuzzInput(bytes);
         int skip = in.u8() & 3;
@@ -65,7 +65,7 @@ class TerminateMessagesFuzzTest {
      * Input: the error (an index into {@link TerminateError#values()}), the MSN (u32), a flag octet
      * (bit 0: no offending segment), then the offending segment.
      */
-    @FuzzTest(maxDuration = "30s")
+    @FuzzTest(maxDuration = "20s")
     void buildThenRead(byte[] bytes) {
         FuzzInput in = new FuzzInput(bytes);
         TerminateError[] errors = TerminateError.values();

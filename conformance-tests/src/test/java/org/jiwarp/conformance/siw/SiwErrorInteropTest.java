@@ -223,7 +223,12 @@ class SiwErrorInteropTest {
                 assertEquals(TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, terminate.error(), terminate::toString);
                 assertEquals("DDP / Untagged Buffer Error / Invalid MSN - no buffer available", terminate.describe());
                 assertTrue(terminate.siwLayout(), terminate::toString);
-                server.await(Duration.ofSeconds(30));
+                // rping does not always end by itself here: when the Terminate comes while its RDMA
+                // Read of the advertised buffer is in flight, it prints "wait for RDMA_READ_COMPLETE
+                // state 10" and then hangs in its teardown (3 of 3 runs of the whole class, 0 of 2 of
+                // this test alone); the 30 s that waited for it were a quarter of this class's time.
+                // A few seconds, then the close kills it.
+                server.await(Duration.ofSeconds(5));
             }
             assertSiwLoggedNothing();
             // siw's 0x21 0x02: RFC reading LLP / etype 1, no such error; siw's reading DDP / untagged / no buffer.
