@@ -10,6 +10,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.jiwarp.capture.decode.CaptureDecode;
 import org.jiwarp.capture.decode.FrameFields;
 import org.jiwarp.capture.decode.IwarpStreamDecoder;
@@ -35,41 +40,67 @@ class PcapNgWriterRoundTripTest {
     Path temp;
 
     @Test
-    void everyCaptureWrittenAsPcapngDecodesTheSameAndTsharkAgrees() throws IOException {
+    void everyCaptureWrittenAsPcapngDecodesTheSameAndTsharkAgrees() throws Exception {
         Path tshark = Tshark.required();
         List<Path> captures = captures();
-        List<String> mismatches = new ArrayList<>();
-        for (Path capture : captures) {
-            PcapFile original = PcapFile.read(capture);
-            Path written = temp.resolve(capture.getFileName() + ".pcapng");
-            try (OutputStream out = Files.newOutputStream(written);
-                 PcapNgWriter writer = new PcapNgWriter(out, original.linkType(), original.snapLength())) {
-                for (PcapRecord record : original.records()) {
-                    writer.writeCut(record.timestampNanos(), record.data(), record.data().length,
-                            record.originalLength());
+        // About 80 captures after the siw suites, most of each one's time tshark's: two at a time (the
+        // machine's two cores), the mismatches in the captures' order.
+        ExecutorService workers = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<List<String>>> checks = new ArrayList<>();
+            for (Path capture : captures) {
+                checks.add(workers.submit(() -> roundTrip(tshark, capture)));
+            }
+            List<String> mismatches = new ArrayList<>();
+            for (Future<List<String>> check : checks) {
+                try {
+                    mismatches.addAll(check.get(5, TimeUnit.MINUTES));
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof AssertionError failure) {
+                        throw failure;
+                    }
+                    throw e;
                 }
             }
-            PcapFile again = PcapFile.read(written);
-            assertTrue(again.pcapng(), written.toString());
-            CaptureDecode decode = IwarpStreamDecoder.decode(original);
-            List<String> expected = PcapNgRoundTripTest.render(decode);
-            assertFalse(expected.isEmpty(), capture + " decodes to nothing");
-            assertEquals(expected, PcapNgRoundTripTest.render(IwarpStreamDecoder.decode(again)),
-                    "the pcapng jiwarp wrote of " + capture);
-            assertEquals(FrameFields.of(original), FrameFields.of(again), "frame fields of the pcapng of " + capture);
-            List<String> theirs = FieldComparison.mismatches(tshark, written);
-            if (decode.iwarpConversations() == 0) {
-                // Neither finds iWARP in it: that is agreement.
-                assertTrue(theirs.size() == 1 && theirs.get(0).endsWith("tshark shows no iWARP field at all"),
-                        capture + ": " + theirs);
-                continue;
-            }
-            for (String mismatch : withoutTsharkTerminateSlicing(theirs)) {
-                mismatches.add(capture.getFileName() + ": " + mismatch);
+            assertEquals(List.of(), mismatches, mismatches.size() + " mismatch(es) with tshark on " + captures.size()
+                    + " written files");
+        } finally {
+            workers.shutdownNow();
+        }
+    }
+
+    /** One capture read, written as pcapng and read again; what tshark disagrees with on the written file. */
+    private List<String> roundTrip(Path tshark, Path capture) throws IOException {
+        PcapFile original = PcapFile.read(capture);
+        // Two files of one name (the samples, the siw captures) may be written at once: each its own.
+        Path written = Files.createTempFile(temp, "", "-" + capture.getFileName() + ".pcapng");
+        try (OutputStream out = Files.newOutputStream(written);
+             PcapNgWriter writer = new PcapNgWriter(out, original.linkType(), original.snapLength())) {
+            for (PcapRecord record : original.records()) {
+                writer.writeCut(record.timestampNanos(), record.data(), record.data().length,
+                        record.originalLength());
             }
         }
-        assertEquals(List.of(), mismatches, mismatches.size() + " mismatch(es) with tshark on " + captures.size()
-                + " written files");
+        PcapFile again = PcapFile.read(written);
+        assertTrue(again.pcapng(), written.toString());
+        CaptureDecode decode = IwarpStreamDecoder.decode(original);
+        List<String> expected = PcapNgRoundTripTest.render(decode);
+        assertFalse(expected.isEmpty(), capture + " decodes to nothing");
+        assertEquals(expected, PcapNgRoundTripTest.render(IwarpStreamDecoder.decode(again)),
+                "the pcapng jiwarp wrote of " + capture);
+        assertEquals(FrameFields.of(original), FrameFields.of(again), "frame fields of the pcapng of " + capture);
+        List<String> theirs = FieldComparison.mismatches(tshark, written);
+        if (decode.iwarpConversations() == 0) {
+            // Neither finds iWARP in it: that is agreement.
+            assertTrue(theirs.size() == 1 && theirs.get(0).endsWith("tshark shows no iWARP field at all"),
+                    capture + ": " + theirs);
+            return List.of();
+        }
+        List<String> mismatches = new ArrayList<>();
+        for (String mismatch : withoutTsharkTerminateSlicing(theirs)) {
+            mismatches.add(capture.getFileName() + ": " + mismatch);
+        }
+        return mismatches;
     }
 
     private static final java.util.regex.Pattern FIELD = java.util.regex.Pattern.compile(
