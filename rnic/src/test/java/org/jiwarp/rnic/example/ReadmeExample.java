@@ -1,28 +1,28 @@
-package org.jiwarp.rnic;
+package org.jiwarp.rnic.example;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+// README.md shows this file from its first import to its end, character for character
+// (ReadmeExampleTest compares them): change both together.
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.jiwarp.rnic.Access;
+import org.jiwarp.rnic.CompletionQueue;
+import org.jiwarp.rnic.MemoryRegion;
+import org.jiwarp.rnic.ProtectionDomain;
+import org.jiwarp.rnic.QpConfig;
+import org.jiwarp.rnic.QueuePair;
+import org.jiwarp.rnic.ReceiveWorkRequest;
+import org.jiwarp.rnic.Rnic;
+import org.jiwarp.rnic.RnicListener;
+import org.jiwarp.rnic.SendWorkRequest;
+import org.jiwarp.rnic.Sge;
+import org.jiwarp.rnic.WorkCompletion;
 
-/**
- * The README's verbs example, compiled and run: the code between the markers below is the code in
- * README.md between its {@code verbs-example} markers, character for character (the test compares
- * them), and what it prints is checked.
- */
-class ReadmeExampleTest {
-
-    static void example() throws Exception {
-        // README verbs example begins
+/** An active and a passive side in one process: Write, Read and Send, then disconnect. */
+public class ReadmeExample {
+    public static void main(String[] args) throws Exception {
         try (Rnic server = Rnic.open(); Rnic client = Rnic.open()) {
             // The passive side: a region the peer may write and read, advertised in the MPA Reply.
             ProtectionDomain serverPd = server.allocatePd();                  // ibv_alloc_pd
@@ -64,51 +64,5 @@ class ReadmeExampleTest {
             serverQp.closeFuture().get(10, TimeUnit.SECONDS);                   // the peer goes down too
             System.out.println(qp.state() + " " + serverQp.state());
         }
-        // README verbs example ends
-    }
-
-    @Test
-    void theReadmeExampleIsThisCodeAndRuns() throws Exception {
-        assertEquals(block(Path.of("src/test/java/org/jiwarp/rnic/ReadmeExampleTest.java"),
-                "// README verbs example begins", "// README verbs example ends"),
-                block(Path.of("../README.md"), "<!-- verbs-example -->", "<!-- /verbs-example -->"),
-                "README.md's verbs example and this test's must be the same code");
-        ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        PrintStream out = System.out;
-        System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
-        try {
-            example();
-        } finally {
-            System.setOut(out);
-        }
-        assertEquals(List.of(
-                "10 RDMA_WRITE SUCCESS",
-                "11 RDMA_READ SUCCESS",
-                "12 SEND SUCCESS",
-                "read back: written by RDMA Write",
-                "server received: done, its region holds: written by RDMA Write",
-                "ERROR ERROR"), printed.toString(StandardCharsets.UTF_8).lines().toList());
-    }
-
-    /** The lines between two marker lines, without the code fence, with their common indentation removed. */
-    private static String block(Path file, String begin, String end) throws IOException {
-        List<String> lines = Files.readAllLines(file);
-        int from = -1;
-        int to = -1;
-        for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).trim().equals(begin)) {
-                from = i + 1;
-            } else if (lines.get(i).trim().equals(end) && from >= 0) {
-                to = i;
-                break;
-            }
-        }
-        if (from < 0 || to < 0) {
-            throw new AssertionError(file + " has no block between " + begin + " and " + end);
-        }
-        List<String> code = lines.subList(from, to).stream().filter(l -> !l.startsWith("```")).toList();
-        int indent = code.stream().filter(l -> !l.isBlank()).mapToInt(l -> l.length() - l.stripLeading().length())
-                .min().orElse(0);
-        return String.join("\n", code.stream().map(l -> l.isBlank() ? "" : l.substring(indent)).toList());
     }
 }
