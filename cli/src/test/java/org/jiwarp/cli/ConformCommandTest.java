@@ -136,6 +136,14 @@ class ConformCommandTest {
         String xml = Files.readString(junit, StandardCharsets.UTF_8);
         assertTrue(xml.contains("tests=\"" + verdicts.size() + "\" failures=\"0\" skipped=\"0\""), xml);
         assertEquals(verdicts.size(), count(xml, "<testcase "), xml);
+        // Each case with its time and what the target did; the suite's time; a file others may read.
+        assertTrue(Pattern.compile("<testsuite [^>]* time=\"\\d+\\.\\d{3}\">").matcher(xml).find(), xml);
+        assertEquals(List.of(), xml.lines().filter(l -> l.contains("<testcase "))
+                .filter(l -> !Pattern.compile(" time=\"\\d+\\.\\d{3}\"").matcher(l).find()).toList(),
+                "test cases without a time");
+        assertEquals(verdicts.size(), count(xml, "<system-out>target: "), xml);
+        assertTrue(Files.getPosixFilePermissions(junit).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ),
+                Files.getPosixFilePermissions(junit).toString());
     }
 
     @Test
@@ -145,6 +153,9 @@ class ConformCommandTest {
         Run run = jiwarp("conform", "--listen", port, "--profile", "jiwarp");
         assertEquals(0, run.exit(), run.out() + run.err());
         assertTrue(run.out().contains("(target connects, rping client): "), run.out());
+        // The table says what the target did in every case, PASS included.
+        assertEquals(count(run.out(), "\nPASS   ") + (run.out().startsWith("PASS") ? 1 : 0),
+                count(run.out(), "\n         target:   "), run.out());
         assertTrue(run.out().contains(" PASS, 0 KNOWN, 0 FAIL"), run.out());
         // Reserved flag bits are ignored on receipt (RFC 5044 7.1.1), no longer a deviation.
         assertTrue(run.out().contains("PASS   mpa           reply-reserved-flag-bit"), run.out());
@@ -269,6 +280,77 @@ class ConformCommandTest {
             assertEquals(2, count(run.out(), "target:   MPA setup failed: the target did not answer within 300 ms"),
                     run.out());
             assertTrue(run.out().contains(": 0 PASS, 0 KNOWN, 3 FAIL"), run.out());
+
+            // Cases that set MPA up themselves and then go on (against siw, some of their setups failed):
+            // the verdict says what the target did, never a Java exception.
+            Run manual = jiwarp("conform", "127.0.0.1:" + mute.getLocalPort(), "--timeout", "200",
+                    "--first-fpdu-pause", "0", "--json", "--case", "request-reserved-flag-bit,request-reject-bit,"
+                    + "request-revision-1,request-ird-ord-all-ones,request-rtr-flags-without-p2p-ignored,"
+                    + "request-asks-for-markers");
+            assertEquals(1, manual.exit(), manual.out() + manual.err());
+            assertNoJava(manual.out() + manual.err());
+            assertEquals(6, count(manual.out(), "sent no MPA Reply within 200 ms; the connection is open"),
+                    manual.out());
+        }
+    }
+
+    /** The same for the cases of a target that connects: one that never sends its MPA Request. */
+    @Test
+    void aMuteClientsCasesSayWhatItDidInWords() throws Exception {
+        int port = freePort();
+        Thread mute = new Thread(() -> {
+            List<Socket> held = new ArrayList<>();
+            while (!stop.get()) {
+                try {
+                    held.add(new Socket(InetAddress.getLoopbackAddress(), port));
+                } catch (IOException notYet) {
+                    // conform is not listening yet
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        mute.setDaemon(true);
+        mute.start();
+        targets.add(mute);
+        Run run = jiwarp("conform", "--listen", port, "--timeout", "200", "--first-fpdu-pause", "0", "--wait", "2000",
+                "--case", "reply-reserved-flag-bit,reply-asks-for-markers");
+        assertEquals(1, run.exit(), run.out() + run.err());
+        assertNoJava(run.out() + run.err());
+        assertEquals(2, count(run.out(), "target:   MPA setup "), run.out());
+    }
+
+    /** A mistyped port: three refused connections stop the run, saying so, not 20 s for each of 133 cases. */
+    @Test
+    void aTargetThatRefusesEveryConnectionStopsTheRunEarly() throws Exception {
+        int port = freePort();
+        Path junit = temp.resolve("stopped.xml");
+        Run run = jiwarp("conform", "127.0.0.1:" + port, "--wait", "300", "--junit", junit);
+        assertEquals(1, run.exit(), run.out() + run.err());
+        assertTrue(run.err().contains("jiwarp conform: stopped after 3 of "), run.err());
+        assertTrue(run.err().contains("the target refused 3 connections in a row (is it running, on 127.0.0.1 port "
+                + port + "?)"), run.err());
+        assertEquals(3, count(run.out(), "target:   the target did not accept a connection within 300 ms"),
+                run.out());
+        assertTrue(Pattern.compile(": 0 PASS, 0 KNOWN, 3 FAIL, \\d+ not run: the run stopped because the target "
+                + "refused 3 connections in a row").matcher(run.out()).find(), run.out());
+        String xml = Files.readString(junit, StandardCharsets.UTF_8);
+        assertEquals(count(xml, "<testcase "), 3 + count(xml, "not run: the run stopped"), xml);
+        assertTrue(count(xml, "not run: the run stopped") > 100, xml);
+
+        Run every = jiwarp("conform", "127.0.0.1:" + port, "--wait", "300", "--fail-fast-unreachable", "0",
+                "--group", "crc");
+        assertEquals(1, every.exit(), every.out() + every.err());
+        assertFalse(every.err().contains("stopped after"), every.err());
+        assertTrue(every.out().contains(": 0 PASS, 0 KNOWN, 8 FAIL\n"), every.out());
+    }
+
+    private static void assertNoJava(String text) {
+        for (String java : List.of("Exception", "Cannot invoke", "because \\\"", "org.jiwarp", "java.", "internal fault")) {
+            assertFalse(text.contains(java), "'" + java + "' in: " + text);
         }
     }
 

@@ -147,8 +147,20 @@ public final class RawConnection implements AutoCloseable {
         reader.start();
     }
 
-    /** Frames {@code ulpdu} as the next FPDU and returns its octets without sending them. */
+    /** Whether MPA setup completed on this connection ({@link #startFullOperation} was called). */
+    public boolean inFullOperation() {
+        return writer != null;
+    }
+
+    /**
+     * Frames {@code ulpdu} as the next FPDU and returns its octets without sending them.
+     *
+     * @throws IllegalStateException before full operation: there is no FPDU framing yet
+     */
     public byte[] frame(byte[] ulpdu) {
+        if (writer == null) {
+            throw new IllegalStateException("MPA setup did not complete on this connection, so no FPDU can be sent");
+        }
         if (Ulpdus.isUntagged(ulpdu, RdmapOpcode.RDMA_READ_REQUEST, DdpHeaders.QN_READ_REQUEST)) {
             synchronized (lock) {
                 readRequestsSent.add(ulpdu.clone());

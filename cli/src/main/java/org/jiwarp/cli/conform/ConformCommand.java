@@ -27,7 +27,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "conform", sortOptions = false, mixinStandardHelpOptions = true,
         description = {"Tests any iWARP implementation against RFC 5040, 5041, 5044 and 6581 through rping's "
                 + "protocol: give HOST:PORT of an 'rping -s -P' on the target, or --listen PORT and run "
-                + "'while rping -c -a THIS_HOST -p PORT -C 1; do :; done' there. With --app ib_write_bw or ib_read_bw "
+                + "'while :; do rping -c -a THIS_HOST -p PORT -C 1; done' there. With --app ib_write_bw or ib_read_bw "
                 + "the target runs perftest with -R (in a loop) and the perftest group tests the region it registered.",
                 "Exit status: 0 when every case passes or is a known deviation, 1 otherwise, 2 on a usage error."})
 public final class ConformCommand implements Callable<Integer> {
@@ -85,6 +85,11 @@ public final class ConformCommand implements Callable<Integer> {
             + "run when it stays away longer than --wait.")
     String restartCommand;
 
+    @Option(names = "--fail-fast-unreachable", paramLabel = "N", description = "Stop the run when the target has "
+            + "refused (or, with --listen, not made) N connections in a row, each after --wait and --restart-cmd "
+            + "(default ${DEFAULT-VALUE}; 0: never stop).")
+    int unreachableLimit = 3;
+
     @Option(names = "--json", description = "Print the results as JSON instead of the table.")
     boolean json;
 
@@ -140,6 +145,9 @@ public final class ConformCommand implements Callable<Integer> {
         if (messageSize < 1) {
             throw new CommandLine.ParameterException(line, "--size must be positive");
         }
+        if (unreachableLimit < 0) {
+            throw new CommandLine.ParameterException(line, "--fail-fast-unreachable must be 0 (never stop) or more");
+        }
         List<ConformCase> selected = select(line, role, program);
         KnownDeviations known = known(line);
 
@@ -152,19 +160,24 @@ public final class ConformCommand implements Callable<Integer> {
                 ConformRunner runner = new ConformRunner(address, server, timeoutMillis, waitMillis, firstFpduPauseMillis,
                         restart, program, messageSize,
                         text -> print(err, "jiwarp conform: " + text))) {
+            runner.debug(org.jiwarp.cli.Jiwarp.debug(line)).stopWhenUnreachable(unreachableLimit);
             if (table) {
                 print(out, "jiwarp conform: " + selected.size() + " cases against " + where + " ("
                         + ConformReport.roleName(role, program) + ")");
             }
             List<CaseResult> results = runner.run(selected, known, r -> {
                 if (table) {
-                    print(out, ConformReport.line(r) + (r.verdict() == Verdict.PASS ? "" : "\n"
-                            + ConformReport.detail(r)));
+                    print(out, ConformReport.line(r) + "\n" + ConformReport.detail(r));
                 } else if (progress) {
                     print(err, ConformReport.line(r));
                 }
             });
-            ConformReport report = new ConformReport(where, role, program, results);
+            List<ConformCase> notRun = selected.subList(results.size(), selected.size());
+            if (runner.stopReason() != null) {
+                print(err, "jiwarp conform: stopped after " + results.size() + " of " + selected.size() + " cases: "
+                        + runner.stopReason() + "; --fail-fast-unreachable 0 runs every case");
+            }
+            ConformReport report = new ConformReport(where, role, program, results, notRun, runner.stopReason());
             if (table) {
                 print(out, report.summary());
             } else {
@@ -282,6 +295,10 @@ public final class ConformCommand implements Callable<Integer> {
         Path parent = file.toAbsolutePath().getParent();
         Path temporary = Files.createTempFile(parent, ".conform", ".xml");
         Files.writeString(temporary, text, StandardCharsets.UTF_8);
+        // A report is for others to read (CI, a colleague): rw-r--r--, not the temporary file's 0600.
+        if (Files.getFileAttributeView(temporary, java.nio.file.attribute.PosixFileAttributeView.class) != null) {
+            Files.setPosixFilePermissions(temporary, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        }
         Files.move(temporary, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                 java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }

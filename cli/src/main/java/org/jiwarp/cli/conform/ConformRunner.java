@@ -25,6 +25,9 @@ public final class ConformRunner implements AutoCloseable {
 
     /** A case gets this many timeouts in all before it is cut off as hung. */
     private static final int HUNG_AFTER_TIMEOUTS = 4;
+    /** What a verdict says when jiwarp conform, not the target, failed; the Java details go to the log under --debug. */
+    private static final String INTERNAL_FAULT = "an internal fault of jiwarp conform, not the target's doing "
+            + "(--debug prints it)";
 
     private final Role role;
     private final InetSocketAddress target;
@@ -42,6 +45,10 @@ public final class ConformRunner implements AutoCloseable {
         return t;
     });
     private volatile Session current;
+    private boolean debug;
+    private int unreachableLimit;
+    private int unreachableInARow;
+    private String stopReason;
 
     /**
      * @param target the target's address (it listens), or {@code null}
@@ -69,14 +76,45 @@ public final class ConformRunner implements AutoCloseable {
         return role;
     }
 
+    /** Logs the Java details of jiwarp conform's own faults (the verdict says only that there was one). */
+    public ConformRunner debug(boolean on) {
+        this.debug = on;
+        return this;
+    }
+
+    /**
+     * Stops the run once the target has refused (or, when it connects, failed to make) this many
+     * connections in a row, each after {@code waitMillis} and the restart command; 0 never stops.
+     */
+    public ConformRunner stopWhenUnreachable(int casesInARow) {
+        this.unreachableLimit = casesInARow;
+        return this;
+    }
+
+    /** Why the last {@link #run} stopped before its last case, or {@code null} when it ran them all. */
+    public String stopReason() {
+        return stopReason;
+    }
+
     /** Runs {@code cases} in order, reporting each result to {@code done} as it comes. */
     public List<CaseResult> run(List<ConformCase> cases, KnownDeviations known, Consumer<CaseResult> done) {
         List<CaseResult> results = new ArrayList<>();
+        stopReason = null;
+        unreachableInARow = 0;
         for (ConformCase c : cases) {
+            long start = System.nanoTime();
             Judgement judgement = runOne(c);
-            CaseResult result = CaseResult.of(c, judgement, known);
+            CaseResult result = CaseResult.of(c, judgement, known,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
             results.add(result);
             done.accept(result);
+            if (unreachableLimit > 0 && unreachableInARow >= unreachableLimit) {
+                stopReason = (role == Role.TARGET_LISTENS ? "the target refused " + unreachableInARow
+                        + " connections in a row (is it running, on " + target.getHostString() + " port "
+                        + target.getPort() + "?)" : "the target did not connect " + unreachableInARow
+                        + " times in a row (is it running, and pointed at this port?)");
+                break;
+            }
         }
         return results;
     }
@@ -94,7 +132,12 @@ public final class ConformRunner implements AutoCloseable {
             }
             return new Judgement(false, "the case hung: no outcome within " + limit + " ms", false, true);
         } catch (ExecutionException e) {
-            return Judgement.fail("the case could not run: " + describe(e.getCause()));
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException) {
+                return Judgement.fail("the case could not run: " + describe(cause));
+            }
+            logFault(c, cause);
+            return Judgement.fail("the case could not run: " + INTERNAL_FAULT);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Judgement.fail("interrupted");
@@ -103,6 +146,7 @@ public final class ConformRunner implements AutoCloseable {
 
     private Judgement attempt(ConformCase c) throws Exception {
         Socket socket = role == Role.TARGET_LISTENS ? connect() : accept();
+        unreachableInARow = socket == null ? unreachableInARow + 1 : 0;
         if (socket == null) {
             return Judgement.fail(role == Role.TARGET_LISTENS
                     ? "the target did not accept a connection within " + waitMillis + " ms"
@@ -133,6 +177,7 @@ public final class ConformRunner implements AutoCloseable {
             } catch (Session.SetupRefused e) {
                 return Judgement.fail(e.getMessage());
             }
+            IOException stopped = null;
             try {
                 c.action().run(s);
             } catch (Session.SetupRefused | Session.CaseFailure e) {
@@ -140,10 +185,55 @@ public final class ConformRunner implements AutoCloseable {
             } catch (IOException e) {
                 // The target may have ended the stream already; what it sent says whether rightly.
                 log.accept(c.name() + ": " + describe(e));
+                stopped = e;
+            } catch (RuntimeException e) {
+                return cannotGoOn(c, s, null, e);
             }
-            return c.expect().judge(s);
+            try {
+                return c.expect().judge(s);
+            } catch (Session.SetupRefused | Session.CaseFailure e) {
+                return Judgement.fail(e.getMessage());
+            } catch (RuntimeException e) {
+                return cannotGoOn(c, s, stopped, e);
+            }
         } finally {
             current = null;
+        }
+    }
+
+    /**
+     * The verdict of a case that could not be carried through, in words: what the target did
+     * instead (most often, MPA setup did not complete), never the Java exception behind it.
+     */
+    private Judgement cannotGoOn(ConformCase c, Session s, IOException stopped, RuntimeException fault)
+            throws InterruptedException {
+        boolean closed = s.peer.awaitClosed(0);
+        if (!s.peer.inFullOperation()) {
+            String frame = role == Role.TARGET_LISTENS ? "MPA Reply" : "MPA Request";
+            String what;
+            if (s.targetFrame != null) {
+                what = String.format("the target's %s (flags 0x%02x, revision %d) did not lead to full operation",
+                        frame, s.targetFrame.flags(), s.targetFrame.revision());
+            } else if (stopped instanceof SocketTimeoutException) {
+                what = "the target sent no " + frame + " within " + timeoutMillis + " ms";
+            } else if (stopped != null) {
+                what = "the target sent no " + frame + " (" + describe(stopped) + ")";
+            } else {
+                what = "the target sent no " + frame;
+            }
+            return Judgement.fail("MPA setup did not complete: " + what
+                    + (closed ? ", and closed the connection" : "; the connection is open"));
+        }
+        logFault(c, fault);
+        return Judgement.fail("the case could not go on after the target " + Observation.of(s).describe() + ": "
+                + INTERNAL_FAULT);
+    }
+
+    private void logFault(ConformCase c, Throwable fault) {
+        if (debug) {
+            java.io.StringWriter trace = new java.io.StringWriter();
+            fault.printStackTrace(new java.io.PrintWriter(trace));
+            log.accept(c.name() + ": " + trace);
         }
     }
 

@@ -285,8 +285,12 @@ interface Expect {
     static Expect replyIs(String what, java.util.function.Predicate<MpaBytes.Parsed> check) {
         return new Expect() {
             @Override
-            public Judgement judge(Session s) {
+            public Judgement judge(Session s) throws InterruptedException {
                 MpaBytes.Parsed reply = s.targetFrame;
+                if (reply == null) {
+                    return Judgement.fail("the target sent no MPA Reply within " + s.timeoutMillis + " ms"
+                            + (s.peer.awaitClosed(0) ? ", and closed the connection" : "; the connection is open"));
+                }
                 String seen = String.format("it replied: flags 0x%02x, revision %d, private data %s", reply.flags(),
                         reply.revision(), Observation.hex(reply.privateData()));
                 return check.test(reply) ? Judgement.pass(seen) : Judgement.fail(seen);
