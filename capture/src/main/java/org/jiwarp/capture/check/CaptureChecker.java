@@ -626,7 +626,51 @@ public final class CaptureChecker {
                 report(Rule.RDMAP_TERMINATE, direction, frame, "a Terminate's HdrCt bits (D=" + (TerminateHeader.d(buf, at) ? 1 : 0)
                         + " R=" + (TerminateHeader.r(buf, at) ? 1 : 0) + ") promise " + expected + " octets of headers "
                         + "but it carries " + carried + ".");
+                return;
             }
+            int reserved = TerminateHeader.reserved(buf, at);
+            if (reserved != 0 || carried > expected) {
+                terminateControl(direction, frame, buf, at, hdrct, reserved, carried, expected);
+            }
+        }
+
+        /**
+         * A Terminate whose control word sets reserved bits (RFC 5040 section 4.8: zero on transmit)
+         * or whose HdrCt accounts for fewer octets than follow it; named as Linux siw's layout when
+         * the octets read consistently as that.
+         */
+        private void terminateControl(Direction direction, int frame, ByteBuf buf, int at, int hdrct, int reserved,
+                int carried, int expected) {
+            StringBuilder what = new StringBuilder(String.format("a Terminate's control word reads %02x %02x %02x %02x:",
+                    buf.getUnsignedByte(at), buf.getUnsignedByte(at + 1), buf.getUnsignedByte(at + 2),
+                    buf.getUnsignedByte(at + 3)));
+            if (reserved != 0) {
+                what.append(String.format(" reserved bits set (0x%04x)", reserved)).append(carried > expected ? " and" : ",");
+            }
+            what.append(String.format(" HdrCt M=%d D=%d R=%d", bit(hdrct, TerminateHeader.HDRCT_M),
+                    bit(hdrct, TerminateHeader.HDRCT_D), bit(hdrct, TerminateHeader.HDRCT_R)));
+            what.append(carried > expected ? String.format(", which accounts for %d octets of the Terminate, yet it has %d",
+                    expected, carried) : String.format(", which accounts for all %d octets of the Terminate", carried));
+            int siwHdrct = TerminateHeader.siwHdrct(buf, at);
+            int siwDdpHeader = (siwHdrct & TerminateHeader.HDRCT_D) != 0
+                    && carried > TerminateHeader.TERMINATED_DDP_HEADER_OFFSET
+                    ? DdpHeaders.headerLength(buf, at + TerminateHeader.TERMINATED_DDP_HEADER_OFFSET) : 0;
+            boolean siw = TerminateHeader.siwReserved(buf, at) == 0
+                    && TerminateHeader.length(siwHdrct, siwDdpHeader) == carried
+                    && TerminateError.valueOf(buf.getUnsignedByte(at) & 0xF, buf.getUnsignedByte(at) >>> 4,
+                            TerminateHeader.errorCode(buf, at)) != null;
+            if (siw) {
+                what.append(String.format("; read as Linux siw's little-endian bitfields it says M=%d D=%d R=%d with "
+                        + "nothing reserved, which what follows agrees with.", bit(siwHdrct, TerminateHeader.HDRCT_M),
+                        bit(siwHdrct, TerminateHeader.HDRCT_D), bit(siwHdrct, TerminateHeader.HDRCT_R)));
+            } else {
+                what.append('.');
+            }
+            report(Rule.RDMAP_TERMINATE, direction, frame, what.toString(), siw ? SIW_TERMINATE_QUIRK : null);
+        }
+
+        private static int bit(int bits, int mask) {
+            return (bits & mask) != 0 ? 1 : 0;
         }
 
         private Direction peerOf(Direction direction) {

@@ -326,6 +326,51 @@ class CaptureCheckerTest {
         assertTrue(finding.toString().contains("Known quirk: Linux siw 6.1"), finding.toString());
     }
 
+    /**
+     * Linux siw's Terminate for a Read Response longer than rping's buffer (a shared capture of siw
+     * against rping): {@code 11 01 03 00}, then a DDP Segment Length and the 14-octet tagged header.
+     * In the RFC's layout reserved bits are set and HdrCt says nothing follows; in siw's
+     * little-endian bitfields it says M and D, as what follows does.
+     */
+    @Test
+    void siwsTerminateWhoseHeaderControlSitsInItsReservedBitsIsNamed() throws IOException {
+        byte[] carried = ByteBuffer.allocate(16).putShort((short) 1454).put(tagged(1, false, 0x100, 0x2000, ""))
+                .array();
+        Finding finding = only(Rule.RDMAP_TERMINATE, new Connection().cleanExchange()
+                .client(terminateControl(1, 0x11, 0x01, 0x03, 0x00, carried)));
+        assertNotNull(finding.quirk(), finding.toString());
+        assertTrue(finding.toString().contains("a Terminate's control word reads 11 01 03 00: reserved bits set (0x0300) "
+                + "and HdrCt M=0 D=0 R=0, which accounts for 4 octets of the Terminate, yet it has 20; read as Linux siw's little-endian "
+                + "bitfields it says M=1 D=1 R=0 with nothing reserved, which what follows agrees with."),
+                finding.toString());
+    }
+
+    /** Reserved bits set in the RFC's layout, the HdrCt right: a finding, and no siw quirk to name. */
+    @Test
+    void terminateWithReservedBitsSet() throws IOException {
+        byte[] carried = ByteBuffer.allocate(20).putShort((short) 22).put(send(7, "")).array();
+        Finding finding = only(Rule.RDMAP_TERMINATE, new Connection().cleanExchange()
+                .client(terminateControl(1, 0x12, 0x01, 0xC0, 0x01, carried)));
+        assertNull(finding.quirk(), finding.toString());
+        assertTrue(finding.toString().contains("reads 12 01 c0 01: reserved bits set (0x0001), HdrCt M=1 D=1 R=0, "
+                + "which accounts for all 24 octets of the Terminate."), finding.toString());
+    }
+
+    /** The RFC's own encoding of the same Terminate: nothing to find. */
+    @Test
+    void terminateCarryingTheHeaderItsHeaderControlNamesIsClean() throws IOException {
+        byte[] carried = ByteBuffer.allocate(16).putShort((short) 1454).put(tagged(1, false, 0x100, 0x2000, ""))
+                .array();
+        assertEquals(List.of(), new Connection().cleanExchange()
+                .client(terminateControl(1, 0x11, 0x01, 0xC0, 0x00, carried)).check());
+    }
+
+    static byte[] terminateControl(long msn, int byte0, int code, int byte2, int byte3, byte[] carried) {
+        byte[] body = ByteBuffer.allocate(4 + carried.length).put((byte) byte0).put((byte) code).put((byte) byte2)
+                .put((byte) byte3).put(carried).array();
+        return untagged(0x41, 0x47, 0, 2, msn, 0, body);
+    }
+
     /** rping's {@code struct rping_rdma_info}: buf, rkey, size, big-endian, in a Send. */
     static byte[] rpingInfo(long msn, long buf, int rkey, int size) {
         return untagged(0x41, 0x43, 0, 0, msn, 0, ByteBuffer.allocate(16).putLong(buf).putInt(rkey).putInt(size).array());

@@ -163,6 +163,21 @@ public final class TerminateHeader {
     }
 
     /**
+     * The HdrCt bits as Linux siw 6.1 lays them out (little-endian bitfields: M, D and R in the
+     * three low bits of byte 2), returned in the RFC's positions ({@link #HDRCT_M}, ...).
+     */
+    public static int siwHdrct(ByteBuf buf, int offset) {
+        int byte2 = buf.getUnsignedByte(offset + HDRCT_OFFSET);
+        return ((byte2 & 0x01) != 0 ? HDRCT_M : 0) | ((byte2 & 0x02) != 0 ? HDRCT_D : 0)
+                | ((byte2 & 0x04) != 0 ? HDRCT_R : 0);
+    }
+
+    /** The reserved bits as Linux siw 6.1 lays them out: the five high bits of byte 2 and byte 3. */
+    public static int siwReserved(ByteBuf buf, int offset) {
+        return buf.getUnsignedByte(offset + HDRCT_OFFSET) >>> 3 | buf.getUnsignedByte(offset + HDRCT_OFFSET + 1) << 5;
+    }
+
+    /**
      * {@code true} when the control word makes no sense in the RFC layout but does in the layout
      * Linux siw 6.1 sends (nibbles of byte 0 swapped, HdrCt in the low bits of byte 2).
      */
