@@ -20,7 +20,7 @@ class CheckCommandTest {
     private static final List<String> CLEAN = List.of("rnic-crc.pcap", "rnic-markers.pcap", "rnic-markers-crc.pcap",
             "rnic-terminate.pcap", "jiwarp-crc.pcap", "jiwarp-enhanced.pcap", "jiwarp-ipv6.pcap",
             "jiwarp-markers.pcap", "jiwarp-markers-crc.pcap", "jiwarp-reject.pcap", "siw-rping-p2p.pcap",
-            "siw-rping-rev2-crc.pcap", "siw-rping-siw-client-4096.pcap", "siw-terminate-invalid-stag.pcap");
+            "siw-rping-rev2-crc.pcap", "siw-rping-siw-client-4096.pcap");
 
     @TempDir
     Path temp;
@@ -60,6 +60,17 @@ class CheckCommandTest {
         assertEquals(1, run.exit(), run.err());
         assertTrue(run.out().contains("[rdmap-terminate]") && run.out().contains("Known quirk: Linux siw 6.1 writes "
                 + "the Terminate control bitfields little-endian"), run.out());
+    }
+
+    /** siw's Terminate whose HdrCt sits in the RFC layout's reserved bits, a DDP header behind it (issue 22). */
+    @Test
+    void siwsTerminateHeaderControlInTheReservedBitsIsNamed() {
+        DecodeCommandTest.Run run = jiwarp("check", SAMPLES.resolve("siw-terminate-invalid-stag.pcap"));
+        assertEquals(1, run.exit(), run.out() + run.err());
+        assertTrue(run.out().contains("[rdmap-terminate] RFC 5040 section 4.8: a Terminate's control word reads "
+                + "11 00 03 00: reserved bits set (0x0300) and HdrCt M=0 D=0 R=0, which accounts for 4 octets of the "
+                + "Terminate, yet it has 20; read as Linux siw's little-endian bitfields it says M=1 D=1 R=0"), run.out());
+        assertTrue(run.out().contains("Known quirk: Linux siw 6.1"), run.out());
     }
 
     @Test
