@@ -232,10 +232,6 @@ final class BenchCommand implements Callable<Integer> {
         if (ops.isEmpty()) {
             throw new CommandLine.ParameterException(line, "--op needs at least one operation");
         }
-        if (ops.contains(BenchOp.IMMEDIATE)) {
-            throw new CommandLine.ParameterException(line, "--op takes write, read, send or atomic (Immediate Data is "
-                    + "--op send --imm)");
-        }
         if (immediate && !ops.contains(BenchOp.SEND)) {
             throw new CommandLine.ParameterException(line, "--imm goes with --op send");
         }
