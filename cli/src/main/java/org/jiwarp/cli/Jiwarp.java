@@ -17,7 +17,8 @@ import picocli.CommandLine.ScopeType;
  * The {@code jiwarp} command.
  *
  * <p>Exit codes: 0 success, 1 runtime error (unreadable input, no iWARP traffic, a failed run),
- * 2 usage error. {@code -V} and {@code --version}, on the command and on every subcommand
+ * 2 usage error, 3 the Java VM failed ({@link FatalErrors}); {@code check} has its own (0 clean,
+ * 1 findings, 2 a file unreadable or without iWARP). {@code -V} and {@code --version}, on the command and on every subcommand
  * ({@code ping} has only {@code --version}: its {@code -V} validates, as rping's does), print one
  * line, {@code jiwarp VERSION}, the Maven project version the build wrote into {@code
  * version.properties}.
