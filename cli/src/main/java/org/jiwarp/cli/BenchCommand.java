@@ -49,9 +49,17 @@ final class BenchCommand implements Callable<Integer> {
     int port = DEFAULT_PORT;
 
     @Option(names = "--op", split = ",", paramLabel = "write|read|send|atomic",
+            converter = OpChoices.class, completionCandidates = OpChoices.class,
             description = "Operations to measure (default: write,read,send); atomic is RFC 7306 fetch-and-add and "
                     + "compare-and-swap on 8 octets (fetch_add or compare_swap for one of them).")
     List<BenchOp> ops = new ArrayList<>(List.of(BenchOp.WRITE, BenchOp.READ, BenchOp.SEND));
+
+    /** What {@code --op} takes; {@code IMMEDIATE} is {@code --op send --imm}. */
+    static final class OpChoices extends OptionChoices<BenchOp> {
+        OpChoices() {
+            super(BenchOp.class, "write", "read", "send", "atomic", "fetch_add", "compare_swap");
+        }
+    }
 
     @Option(names = "--imm", description = "With --op send: RFC 7306 Immediate Data (8 octets carried in the peer's "
             + "receive completion) instead of Sends.")
@@ -223,10 +231,6 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (ops.isEmpty()) {
             throw new CommandLine.ParameterException(line, "--op needs at least one operation");
-        }
-        if (ops.contains(BenchOp.IMMEDIATE)) {
-            throw new CommandLine.ParameterException(line, "--op takes write, read, send or atomic (Immediate Data is "
-                    + "--op send --imm)");
         }
         if (immediate && !ops.contains(BenchOp.SEND)) {
             throw new CommandLine.ParameterException(line, "--imm goes with --op send");

@@ -20,15 +20,16 @@ import picocli.CommandLine.Parameters;
  * {@code jiwarp check FILE...}: the passive RFC checker. One line per finding (frames, connection,
  * rule, RFC section, one sentence, and the known quirk it is, if any), or {@code --json}.
  *
- * <p>Exit status: 0 nothing found, 1 findings, 2 an input could not be read (usage errors are 2
- * as well, as picocli has it).
+ * <p>Exit status: 0 nothing found, 1 findings, 2 an input could not be read or holds no iWARP
+ * connection, so that there was nothing to check (usage errors are 2 as well, as picocli has it).
  */
 @Command(name = "check", mixinStandardHelpOptions = true,
         description = "Check the iWARP traffic of pcap or pcapng files against RFC 5044, 5041, 5040 and 6581; "
-                + "exit 0 when clean, 1 with findings, 2 when a file cannot be read.")
+                + "exit 0 when clean, 1 with findings, 2 when a file cannot be read or holds no iWARP connection.")
 final class CheckCommand implements Callable<Integer> {
 
     static final int EXIT_FINDINGS = 1;
+    /** An input could not be read, or held no iWARP connection: something went unchecked. */
     static final int EXIT_UNREADABLE = 2;
 
     @Parameters(index = "0..*", arity = "1..*", paramLabel = "FILE",
@@ -61,8 +62,9 @@ final class CheckCommand implements Callable<Integer> {
                 err.println("note: " + name + ": " + capture.warning());
             }
             if (decode.iwarpConversations() == 0) {
-                err.println("note: " + name + ": no iWARP stream to check (no MPA Request frame in "
-                        + decode.tcpConversations() + " TCP conversation" + (decode.tcpConversations() == 1 ? "" : "s") + ")");
+                err.println("jiwarp check: " + noIwarp(name, decode.tcpConversations()));
+                unreadable = true;
+                continue;
             }
             List<Finding> findings = CaptureChecker.check(decode);
             found |= !findings.isEmpty();
@@ -85,6 +87,13 @@ final class CheckCommand implements Callable<Integer> {
         out.flush();
         err.flush();
         return unreadable ? EXIT_UNREADABLE : found ? EXIT_FINDINGS : 0;
+    }
+
+    /** Why a capture without an MPA Request has nothing to check, in one sentence. */
+    static String noIwarp(String name, int tcpConnections) {
+        return name + (tcpConnections == 0 ? " holds no TCP connection"
+                : " holds " + tcpConnections + " TCP connection" + (tcpConnections == 1 ? " and it is not" : "s and none "
+                        + "of them is") + " iWARP (no MPA Request found)") + ": nothing to check";
     }
 
     private static String toJson(String file, Finding finding) {

@@ -51,9 +51,17 @@ public final class ConnectionOptions {
 
     private Thread captureHook;
 
-    @Option(names = "--transport", paramLabel = "auto|epoll|nio", description = "Socket transport: native epoll "
+    @Option(names = "--transport", paramLabel = "auto|epoll|nio", converter = TransportChoices.class,
+            completionCandidates = TransportChoices.class, description = "Socket transport: native epoll "
             + "where available (auto, the default), or NIO.")
     RnicOptions.Transport transport = RnicOptions.Transport.AUTO;
+
+    /** What {@code --transport} takes. */
+    static final class TransportChoices extends OptionChoices<RnicOptions.Transport> {
+        TransportChoices() {
+            super(RnicOptions.Transport.class, "auto", "epoll", "nio");
+        }
+    }
 
     /**
      * Checks these options against each other; a bad combination is a usage error (exit 2) that

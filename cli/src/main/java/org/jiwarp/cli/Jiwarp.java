@@ -1,8 +1,13 @@
 package org.jiwarp.cli;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.Arrays;
+import java.util.Properties;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -12,12 +17,17 @@ import picocli.CommandLine.ScopeType;
  * The {@code jiwarp} command.
  *
  * <p>Exit codes: 0 success, 1 runtime error (unreadable input, no iWARP traffic, a failed run),
- * 2 usage error.
+ * 2 usage error, 3 the Java VM failed ({@link FatalErrors}); {@code check} has its own (0 clean,
+ * 1 findings, 2 a file unreadable or without iWARP). {@code -V} and {@code --version}, on the command and on every subcommand
+ * ({@code ping} has only {@code --version}: its {@code -V} validates, as rping's does), print one
+ * line, {@code jiwarp VERSION}, the Maven project version the build wrote into {@code
+ * version.properties}.
  */
 @Command(name = "jiwarp", mixinStandardHelpOptions = true, versionProvider = Jiwarp.Version.class,
         description = "A pure-Java iWARP stack: MPA (RFC 5044, 6581), DDP (RFC 5041), RDMAP (RFC 5040).",
         subcommands = {BenchCommand.class, DecodeCommand.class, CheckCommand.class, PingCommand.class, NfsCommand.class, CommandLine.HelpCommand.class,
-                org.jiwarp.cli.perftest.PerftestCommand.class, org.jiwarp.cli.conform.ConformCommand.class})
+                org.jiwarp.cli.perftest.PerftestCommand.class, org.jiwarp.cli.conform.ConformCommand.class,
+                AutoComplete.GenerateCompletion.class})
 public final class Jiwarp implements Runnable {
 
     /** Exit code for a runtime error. */
@@ -51,6 +61,9 @@ public final class Jiwarp implements Runnable {
     public static CommandLine commandLine() {
         Jiwarp jiwarp = new Jiwarp();
         CommandLine commandLine = new CommandLine(jiwarp).setCaseInsensitiveEnumValuesAllowed(true);
+        // A subcommand's own -V would print an empty line without a provider of its own.
+        Version version = new Version();
+        forEachCommand(commandLine, line -> line.getCommandSpec().versionProvider(version));
         commandLine.setParameterExceptionHandler((exception, args) -> {
             CommandLine line = exception.getCommandLine();
             String name = line.getCommandSpec().qualifiedName();
@@ -73,6 +86,14 @@ public final class Jiwarp implements Runnable {
             return EXIT_RUNTIME_ERROR;
         });
         return commandLine;
+    }
+
+    /** Calls {@code action} on {@code line} and on each of its subcommands, theirs included. */
+    static void forEachCommand(CommandLine line, java.util.function.Consumer<CommandLine> action) {
+        action.accept(line);
+        for (CommandLine sub : line.getSubcommands().values()) {
+            forEachCommand(sub, action);
+        }
     }
 
     /** {@code true} when {@code --debug} was given. */
@@ -105,11 +126,31 @@ public final class Jiwarp implements Runnable {
         System.exit(commandLine().execute(args));
     }
 
+    /**
+     * {@code jiwarp VERSION}: the project version Maven filtered into {@code version.properties}
+     * (cli/src/main/resources-filtered), so that the pom, the jar and {@code -V} say the same.
+     */
     static final class Version implements CommandLine.IVersionProvider {
+
+        static final String RESOURCE = "version.properties";
+
         @Override
         public String[] getVersion() {
-            String version = Jiwarp.class.getPackage().getImplementationVersion();
-            return new String[] {"jiwarp " + (version == null ? "(development build)" : version)};
+            return new String[] {"jiwarp " + projectVersion()};
+        }
+
+        /** The Maven project version, {@code 0.1.0} say. */
+        static String projectVersion() {
+            Properties properties = new Properties();
+            try (InputStream in = Jiwarp.class.getResourceAsStream(RESOURCE)) {
+                if (in == null) {
+                    throw new IllegalStateException("jiwarp's " + RESOURCE + " is missing from its jar");
+                }
+                properties.load(in);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return properties.getProperty("version");
         }
     }
 }

@@ -87,6 +87,9 @@ final class NfsCommand implements Callable<Integer> {
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
     boolean help;
 
+    @Option(names = {"-V", "--version"}, versionHelp = true, description = "Print version information and exit.")
+    boolean version;
+
     @Mixin
     ConnectionOptions connection;
 

@@ -86,6 +86,10 @@ final class PingCommand implements Callable<Integer> {
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
     boolean help;
 
+    @Option(names = "--version", versionHelp = true, description = "Print version information and exit (-V "
+            + "validates, as rping's does).")
+    boolean version;
+
     @Mixin
     ConnectionOptions connection;
 

@@ -5,13 +5,22 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.jiwarp.capture.pcap.LinkType;
+import org.jiwarp.capture.pcap.PcapWriter;
+import org.jiwarp.capture.pcap.SyntheticTcpCapture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code jiwarp check}: clean captures, findings, quirks, JSON and the exit status 0 / 1 / 2. */
+/**
+ * {@code jiwarp check}: clean captures, findings, quirks, JSON and the exit status 0 / 1 / 2, 2 also
+ * for a capture with no iWARP connection in it (nothing was checked).
+ */
 class CheckCommandTest {
 
     private static final Path SAMPLES = Path.of("..", "pcap-samples");
@@ -95,5 +104,60 @@ class CheckCommandTest {
         assertTrue(run.err().contains("jiwarp check: " + text + ": not a pcap file"), run.err());
         assertTrue(!run.err().contains("Exception"), run.err());
         assertEquals(2, jiwarp("check", temp.resolve("absent.pcap")).exit());
+    }
+
+    @Test
+    void plainTcpHasNothingToCheckAndExitsTwo() throws IOException {
+        Path one = plainTcp("one.pcap", 1);
+        DecodeCommandTest.Run run = jiwarp("check", one);
+        assertEquals(2, run.exit(), run.err());
+        assertEquals("", run.out());
+        assertEquals("jiwarp check: " + one + " holds 1 TCP connection and it is not iWARP (no MPA Request found): "
+                + "nothing to check\n", run.err());
+
+        Path three = plainTcp("three.pcap", 3);
+        run = jiwarp("check", "--json", three);
+        assertEquals(2, run.exit(), run.err());
+        assertEquals("[]\n", run.out());
+        assertEquals("jiwarp check: " + three + " holds 3 TCP connections and none of them is iWARP (no MPA Request "
+                + "found): nothing to check\n", run.err());
+    }
+
+    @Test
+    void aCaptureWithoutTcpHasNothingToCheckAndExitsTwo() throws IOException {
+        Path empty = temp.resolve("empty.pcap");
+        try (OutputStream out = Files.newOutputStream(empty)) {
+            new PcapWriter(out, LinkType.ETHERNET, false).close();
+        }
+        DecodeCommandTest.Run run = jiwarp("check", empty);
+        assertEquals(2, run.exit(), run.err());
+        assertEquals("jiwarp check: " + empty + " holds no TCP connection: nothing to check\n", run.err());
+    }
+
+    @Test
+    void aPlainTcpFileBesideACleanOneStillExitsTwo() throws IOException {
+        Path plain = plainTcp("plain.pcap", 1);
+        DecodeCommandTest.Run run = jiwarp("check", SAMPLES.resolve("rnic-crc.pcap"), plain);
+        assertEquals(2, run.exit(), run.err());
+        assertTrue(run.err().contains("rnic-crc.pcap: no findings in 1 iWARP connection"), run.err());
+        assertTrue(run.err().contains(plain + " holds 1 TCP connection and it is not iWARP"), run.err());
+    }
+
+    /** A capture of {@code connections} TCP connections carrying a line of HTTP each way, no MPA. */
+    private Path plainTcp(String name, int connections) throws IOException {
+        Path file = temp.resolve(name);
+        try (OutputStream out = Files.newOutputStream(file)) {
+            PcapWriter writer = new PcapWriter(out, LinkType.ETHERNET, false);
+            for (int i = 0; i < connections; i++) {
+                SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer, new InetSocketAddress("192.0.2.1", 40000 + i),
+                        new InetSocketAddress("192.0.2.2", 80), 1000, 5000);
+                tcp.handshake();
+                tcp.clientSends("GET / HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                tcp.serverSends("HTTP/1.0 204 No Content\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                tcp.close();
+            }
+            writer.close();
+        }
+        return file;
     }
 }

@@ -47,9 +47,17 @@ public final class ConformCommand implements Callable<Integer> {
             + "default ${DEFAULT-VALUE}, perftest's own): with its page size it places the end of the region.")
     int messageSize = 65_536;
 
-    @Option(names = "--group", split = ",", paramLabel = "GROUP",
+    @Option(names = "--group", split = ",", paramLabel = "GROUP", converter = GroupChoices.class,
+            completionCandidates = GroupChoices.class,
             description = "Run only these groups: ${COMPLETION-CANDIDATES} (repeatable or comma-separated).")
     List<Group> groups = new ArrayList<>();
+
+    /** What {@code --group} takes, as the report names the groups. */
+    static final class GroupChoices extends org.jiwarp.cli.OptionChoices<Group> {
+        GroupChoices() {
+            super(Group.class, "MPA", "DDP", "RDMAP", "CRC", "SEGMENTATION", "PERFTEST");
+        }
+    }
 
     @Option(names = "--case", split = ",", paramLabel = "NAME", description = "Run only these cases (see --list).")
     List<String> cases = new ArrayList<>();

@@ -36,8 +36,16 @@ public final class PerftestCommand implements Callable<Integer> {
     @Option(names = "--server", description = "Server (the default without HOST).")
     boolean server;
 
-    @Option(names = "--test", paramLabel = "write|read|send", description = "The operation (default write).")
+    @Option(names = "--test", paramLabel = "write|read|send", converter = TestChoices.class,
+            completionCandidates = TestChoices.class, description = "The operation (default write).")
     Verb verb = Verb.WRITE;
+
+    /** What {@code --test} takes, in perftest's programs' order. */
+    static final class TestChoices extends org.jiwarp.cli.OptionChoices<Verb> {
+        TestChoices() {
+            super(Verb.class, "write", "read", "send");
+        }
+    }
 
     @Option(names = "--lat", description = "Latency test (ib_write_lat); the default is bandwidth (ib_*_bw).")
     boolean latency;
