@@ -702,8 +702,8 @@ final class PerftestSession {
             case READ -> "read";
             case SEND -> "send";
         };
-        return "about these figures: like perftest's, they run from the first post to the last completion with "
-                + "no warm-up, so a short run includes the Java compiler's first seconds, and this run's FPDUs are "
+        return "about these figures: like perftest's, they run from the first message to the last with no "
+                + "warm-up, so a short run includes the Java compiler's first seconds, and this run's FPDUs are "
                 + "sized for a " + org.jiwarp.mpa.MpaSettings.DEFAULT_EMSS + "-octet MSS (RFC 5044); jiwarp bench "
                 + "warms up for 2 s and sends 64 KiB FPDUs, so it reports more for the same operation, and "
                 + "'jiwarp bench --op " + op + " -s " + p.size() + " -n " + p.iters() + " -t " + p.txDepth() + " -Q "
