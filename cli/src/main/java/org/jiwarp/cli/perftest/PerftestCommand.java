@@ -86,6 +86,11 @@ public final class PerftestCommand implements Callable<Integer> {
             + "at a time, as one chain (default 1); -n must be a multiple of N, and -Q is N unless given.")
     Integer postList;
 
+    @Option(names = "--perform_warm_up", description = "Bandwidth tests with Writes or Reads: one TX depth of "
+            + "them, unmeasured, before the run, as perftest (it warms the path, not the Java compiler: see the note "
+            + "after the report).")
+    boolean performWarmUp;
+
     @Option(names = {"-N", "--noPeak"}, description = "Bandwidth tests: do not compute the peak (reported as 0), "
             + "as perftest does by itself above 20000 iterations.")
     boolean noPeak;
@@ -177,6 +182,7 @@ public final class PerftestCommand implements Callable<Integer> {
         }
         PerftestParameters parameters = new PerftestParameters().verb(verb).latency(latency).size(size).iters(iters)
                 .txDepth(txDepth).rxDepth(rxDepth).cqMod(cqMod).outReads(outReads).postList(postList).noPeak(noPeak)
+                .performWarmUp(performWarmUp)
                 .timeout(Duration.ofSeconds(timeoutSeconds)).settle(Duration.ofMillis(settleMillis))
                 .reportGbits(reportGbits);
         java.nio.file.Path capture = connection.captureDirectory();

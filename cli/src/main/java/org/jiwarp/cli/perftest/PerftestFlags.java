@@ -151,8 +151,6 @@ public final class PerftestFlags implements CommandLine.IModelTransformer {
             flag(null, "--flows_burst", true, "the flows' burst", RAW_ETHERNET, false),
             flag(null, "--reply_every", true, "pongs every N pings", "jiwarp's ib_write_lat answers every Write",
                     true),
-            flag(null, "--perform_warm_up", false, "a warm-up before the run", "see the note after a bandwidth "
-                    + "report: jiwarp bench --warmup warms jiwarp up before measuring", true),
             flag(null, "--vlan_en", false, "VLAN tags", RAW_ETHERNET, false),
             flag(null, "--vlan_pcp", true, "the VLAN priority", RAW_ETHERNET, false),
             flag(null, "--recv_post_list", true, "receive post lists", "jiwarp's RNIC posts receives one at a time",

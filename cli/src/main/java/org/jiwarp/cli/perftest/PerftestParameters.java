@@ -49,6 +49,7 @@ public final class PerftestParameters {
     private boolean reportGbits;
     private Integer postList;
     private boolean noPeak;
+    private boolean performWarmUp;
     private Duration timeout = Duration.ofSeconds(60);
     private Duration settle = Duration.ofMillis(200);
 
@@ -103,6 +104,16 @@ public final class PerftestParameters {
     /** Work requests posted at a time (1 without {@code -l}). */
     public int postList() {
         return postList != null ? postList : 1;
+    }
+
+    /** One TX depth of unmeasured Writes or Reads before the run ({@code --perform_warm_up}). */
+    public PerftestParameters performWarmUp(boolean performWarmUp) {
+        this.performWarmUp = performWarmUp;
+        return this;
+    }
+
+    public boolean performWarmUp() {
+        return performWarmUp;
     }
 
     /** No peak asked for ({@code -N}). */

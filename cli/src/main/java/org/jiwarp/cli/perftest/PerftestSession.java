@@ -56,6 +56,8 @@ final class PerftestSession {
     private static final int CREDIT_WORD = 4;
     private static final long CREDIT_WRITE_ID = -1;
     private static final long VERIFY_READ_ID = -2;
+    /** The warm-up's work requests count down from here. */
+    private static final long WARM_UP_ID = -1000;
     /** How long each end waits for the peer to close first (see tearDown). */
     private static final long CLIENT_CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(3);
     private static final long SERVER_CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -302,6 +304,9 @@ final class PerftestSession {
 
     /** {@code run_iter_bw}: posts up to the TX depth, signals every CQ-moderation-th and the last. */
     private Run clientRun() {
+        if (p.performWarmUp() && p.verb() != Verb.SEND) {
+            warmUp();
+        }
         int iters = p.iters();
         long[] posted = new long[iters];
         int[] completedIndex = new int[iters];
@@ -390,6 +395,29 @@ final class PerftestSession {
         }
         return new Run(ccnt, completions, credits, creditWaits,
                 BwReport.of(p.size(), iters, list, p.noPeak(), posted, completedIndex, completedAt, completions));
+    }
+
+    /**
+     * {@code perform_warm_up}: one TX depth of Writes or Reads to the first slots, each signalled,
+     * all completed before the measured run starts (perftest skips it for Sends, whose receives the
+     * server counts). As perftest's, it warms the path, not the Java compiler: a few hundred
+     * messages are not the thousands the compiler waits for.
+     */
+    private void warmUp() {
+        int count = p.txDepth();
+        for (int k = 0; k < count; k++) {
+            int offset = layout.offset(k);
+            Sge sge = new Sge(dataRegion, offset, p.size());
+            long id = WARM_UP_ID - k;
+            long to = remote.vaddr() + offset;
+            test.qp().postSend(p.verb() == Verb.READ ? SendWorkRequest.read(id, to, remote.rkey(), sge)
+                    : SendWorkRequest.write(id, to, remote.rkey(), sge));
+        }
+        for (int k = 0; k < count; k++) {
+            expect(take(test.sendCq(), timeoutNanos, "warm-up completion " + (k + 1) + " of " + count),
+                    p.verb() == Verb.READ ? WcOpcode.RDMA_READ : WcOpcode.RDMA_WRITE, "warm-up " + opName());
+        }
+        log.accept("warm-up: " + count + " " + opName() + " completed before the measured run");
     }
 
     /** {@code run_iter_bw_server} with iWARP credits: counts the Sends, reposts, returns credit by RDMA Write. */

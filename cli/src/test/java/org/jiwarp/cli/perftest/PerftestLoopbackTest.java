@@ -169,6 +169,33 @@ class PerftestLoopbackTest {
                 clientLog::toString);
     }
 
+    /**
+     * {@code --perform_warm_up}: one TX depth of Writes (Reads) before the measured run, all
+     * completed first; the run and its report count only the measured iterations, and both ends'
+     * checks still pass.
+     */
+    @Test
+    void performWarmUpRunsOneTxDepthFirst() throws Exception {
+        for (Verb verb : new Verb[] {Verb.WRITE, Verb.READ}) {
+            PerftestParameters parameters = new PerftestParameters().verb(verb).size(1000).iters(ITERS).txDepth(50)
+                    .performWarmUp(true).timeout(Duration.ofSeconds(20));
+            List<String> clientLog = new CopyOnWriteArrayList<>();
+            PerftestServer server = PerftestServer.listen(serverRnic, new InetSocketAddress("127.0.0.1", 0));
+            CompletableFuture<PerftestResult> served = CompletableFuture.supplyAsync(() ->
+                    server.serve(serverRnic, parameters, Duration.ofSeconds(20), line -> { }, line -> { }));
+            PerftestResult client = PerftestClient.run(clientRnic, server.localAddress(), parameters, line -> { },
+                    clientLog::add);
+            PerftestResult srv = served.get(30, TimeUnit.SECONDS);
+            String op = verb == Verb.READ ? "RDMA Reads" : "RDMA Writes";
+            assertTrue(clientLog.contains("warm-up: 50 " + op + " completed before the measured run"),
+                    clientLog::toString);
+            assertEquals(ITERS, client.operations(), client.checks());
+            assertEquals(expectedCompletions(parameters), client.completions(), client.checks());
+            assertEquals(ITERS, client.bandwidth().iters());
+            assertEquals(client.dataDigest(), srv.dataDigest(), client.checks() + " / " + srv.checks());
+        }
+    }
+
     /** Signalled work: every CQ-moderation-th and the last. */
     private static long expectedCompletions(PerftestParameters p) {
         long n = 0;
