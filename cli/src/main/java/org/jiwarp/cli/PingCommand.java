@@ -76,6 +76,11 @@ final class PingCommand implements Callable<Integer> {
             + "(jiwarp always does: accepted for rping's sake).")
     boolean selfCreatedQp;
 
+    /** rping's {@code -t tos}: taken with its value, so that what follows is not read as the value. */
+    @Option(names = "-t", paramLabel = "TOS", description = "Refused: rping sets the connection's type of service; "
+            + "jiwarp does not set it.")
+    String typeOfService;
+
     @Option(names = "--quiet", description = "No summary or connection lines, only errors.")
     boolean quiet;
 
@@ -99,6 +104,10 @@ final class PingCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         CommandLine line = spec.commandLine();
+        if (typeOfService != null) {
+            throw new CommandLine.ParameterException(line, "-t (the type of service) is not implemented here: "
+                    + "jiwarp does not set the IP type of service of its connections");
+        }
         if (server == client) {
             throw new CommandLine.ParameterException(line, "give exactly one of -s (server) and -c (client)");
         }

@@ -163,6 +163,18 @@ class PingCommandTest {
         assertEquals(0, server.get(60, TimeUnit.SECONDS).exit());
     }
 
+    /** rping's {@code -t tos}, with its value before the other flags: refused by name, with the reason. */
+    @Test
+    void minusTIsRefusedInOneSentenceThatSaysWhy() {
+        for (Object[] args : new Object[][] {{"ping", "-c", "-t", "16", "-a", "127.0.0.1"},
+                {"ping", "-s", "-t", "16", "-a", "127.0.0.1"}}) {
+            Run run = jiwarp(args);
+            assertEquals(2, run.exit(), run.err());
+            assertEquals("jiwarp ping: -t (the type of service) is not implemented here: jiwarp does not set the IP "
+                    + "type of service of its connections (see 'jiwarp ping --help')\n", run.err());
+        }
+    }
+
     @Test
     void errorsAreSentencesWithoutJavaNames() {
         Run unknown = jiwarp("ping", "-c", "-a", "no-such-host.invalid", "-C", "1");

@@ -22,31 +22,34 @@ public record BwReport(long size, long iters, double bwPeak, double bwAvg, doubl
     private static final double MB = 0x100000;
 
     /**
-     * From the times work was posted ({@code posted[i]} for operation i) and the signalled
-     * completions ({@code completedAt[c]} for the operation index {@code completedIndex[c]}), as
-     * {@code print_report_bw}: the average over the whole run, the peak over every stretch from a
-     * post to a later completion.
+     * From the times work was posted ({@code posted[i]} for operation i; with a post list, the
+     * list's first) and the signalled completions ({@code completedAt[c]} for the operation index
+     * {@code completedIndex[c]}), as {@code print_report_bw}: the average over the whole run, from
+     * the first post to the last completion; the peak over every stretch from a post (of a list's
+     * first operation) to a later completion, unless {@code noPeak}: then 0, as perftest reports.
      */
-    static BwReport of(int size, int iters, long[] posted, int[] completedIndex, long[] completedAt, int completions) {
+    static BwReport of(int size, int iters, int postList, boolean noPeak, long[] posted, int[] completedIndex,
+            long[] completedAt, int completions) {
         long elapsed = Math.max(1, completedAt[completions - 1] - posted[0]);
         double seconds = elapsed / 1e9;
         double bwAvg = (double) size * iters / seconds / MB;
         double rate = iters / seconds / 1e6;
-        // The shortest time per operation over any stretch [i, j] that ends in a completion.
+        if (noPeak) {
+            return new BwReport(size, iters, 0, bwAvg, rate);
+        }
+        // The shortest time per operation over any stretch [i, j] that ends in a completion:
+        // quadratic, as perftest's search, which it skips above 20000 iterations (noPeak).
         double best = elapsed / (double) iters;
-        long work = (long) iters * completions;
-        if (work <= 50_000_000L) {
-            int c = 0;
-            for (int i = 0; i < iters; i++) {
-                while (c < completions && completedIndex[c] < i) {
-                    c++;
-                }
-                for (int k = c; k < completions; k++) {
-                    int j = completedIndex[k];
-                    double t = (completedAt[k] - posted[i]) / (double) (j - i + 1);
-                    if (t > 0 && t < best) {
-                        best = t;
-                    }
+        int c = 0;
+        for (int i = 0; i < iters; i += postList) {
+            while (c < completions && completedIndex[c] < i) {
+                c++;
+            }
+            long start = posted[i];
+            for (int k = c; k < completions; k++) {
+                double t = (completedAt[k] - start) / (double) (completedIndex[k] - i + 1);
+                if (t > 0 && t < best) {
+                    best = t;
                 }
             }
         }

@@ -38,6 +38,8 @@ final class ControlChannel {
     private final boolean client;
     private final long timeoutNanos;
     private int received;
+    /** The test connection, once up: what ended it explains a control connection that fails after it. */
+    private volatile QueuePair test;
 
     ControlChannel(Rnic rnic, ProtectionDomain pd, boolean client, Duration timeout) {
         this.client = client;
@@ -54,6 +56,16 @@ final class ControlChannel {
 
     QueuePair qp() {
         return qp;
+    }
+
+    /**
+     * The test connection: from now on, a control message that fails or times out names the
+     * Terminate this test connection sent or received, if any, first. A peer whose test connection
+     * ends in a Terminate typically gives up and closes the control connection too: the control
+     * receive's flush is the consequence, the Terminate the cause.
+     */
+    void watch(QueuePair testQp) {
+        this.test = testQp;
     }
 
     /** {@code ctx_xchg_data}: sends {@code mine}, receives the peer's {@code expected} octets, in the role's order. */
@@ -113,8 +125,8 @@ final class ControlChannel {
         try {
             WorkCompletion wc = cq.take(timeoutNanos, TimeUnit.NANOSECONDS);
             if (wc == null) {
-                throw new PerftestException(what + ": timed out " + doing + " it on the control connection after "
-                        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms (" + qp + ")");
+                throw new PerftestException(afterTestTerminate(what + ": timed out " + doing + " it on the control "
+                        + "connection after " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms (" + qp + ")"));
             }
             return wc;
         } catch (InterruptedException e) {
@@ -124,8 +136,25 @@ final class ControlChannel {
     }
 
     private PerftestException failed(String what, String doing, WorkCompletion wc) {
-        return new PerftestException(what + ": " + doing + " it on the control connection failed: "
+        return new PerftestException(afterTestTerminate(what + ": " + doing + " it on the control connection failed: "
                 + org.jiwarp.cli.Failures.completion(wc) + (qp.terminateReceived() != null
-                        ? "; the peer sent a Terminate: " + qp.terminateReceived().describe() : ""));
+                        ? "; the peer sent a Terminate: " + qp.terminateReceived().describe() : "")));
+    }
+
+    /** {@code failure}, led by the Terminate that ended the test connection, if one did. */
+    private String afterTestTerminate(String failure) {
+        QueuePair t = test;
+        if (t == null) {
+            return failure;
+        }
+        if (t.terminateReceived() != null) {
+            return "the peer sent a Terminate on the test connection: " + t.terminateReceived().describe()
+                    + "; then " + failure;
+        }
+        if (t.terminateSent() != null) {
+            return "this end sent a Terminate on the test connection: " + t.terminateSent().describe()
+                    + "; then " + failure;
+        }
+        return failure;
     }
 }

@@ -23,17 +23,20 @@ import picocli.CommandLine.Parameters;
  * 2 usage error.
  */
 @Command(name = "perftest", mixinStandardHelpOptions = true, sortOptions = false,
+        modelTransformer = PerftestFlags.class,
         description = {"perftest over jiwarp: ib_write_bw, ib_read_bw, ib_send_bw and ib_write_lat with -R (rdma_cm), "
                 + "in both roles. Server when no HOST is given.",
                 "Checks every completion and count; a Read client reads the server's buffer back and compares, "
-                + "a Write or Send server checks where the data landed."})
+                + "a Write or Send server checks where the data landed."},
+        footer = {"perftest's other flags (-d, -i, -m, -x, -b, -e, -I, ... and the raw Ethernet ones) are refused, "
+                + "each in one sentence saying why."})
 public final class PerftestCommand implements Callable<Integer> {
 
     @Parameters(arity = "0..1", paramLabel = "HOST", description = "The server to connect to (client). Without it: "
             + "server.")
     String host;
 
-    @Option(names = "--server", description = "Server (the default without HOST).")
+    @Option(names = {"-Z", "--server"}, description = "Server (the default without HOST).")
     boolean server;
 
     @Option(names = "--test", paramLabel = "write|read|send", converter = TestChoices.class,
@@ -78,6 +81,27 @@ public final class PerftestCommand implements Callable<Integer> {
     @Option(names = {"-R", "--rdma_cm"}, description = "Accepted for perftest's sake: connections always go through "
             + "(jiwarp's) rdma_cm.")
     boolean rdmaCm;
+
+    @Option(names = {"-z", "--comm_rdma_cm"}, description = "Accepted for perftest's sake: the control connection "
+            + "always goes through (jiwarp's) rdma_cm, as with -R.")
+    boolean commRdmaCm;
+
+    @Option(names = {"-c", "--connection"}, paramLabel = "RC", description = "Connection type: RC, the only one "
+            + "iWARP has (UC, UD, XRC and DC are refused).")
+    String connectionType = "RC";
+
+    @Option(names = {"-l", "--post_list"}, paramLabel = "N", description = "Bandwidth tests: post N work requests "
+            + "at a time, as one chain (default 1); -n must be a multiple of N, and -Q is N unless given.")
+    Integer postList;
+
+    @Option(names = "--perform_warm_up", description = "Bandwidth tests with Writes or Reads: one TX depth of "
+            + "them, unmeasured, before the run, as perftest (it warms the path, not the Java compiler: see the note "
+            + "after the report).")
+    boolean performWarmUp;
+
+    @Option(names = {"-N", "--noPeak"}, description = "Bandwidth tests: do not compute the peak (reported as 0), "
+            + "as perftest does by itself above 20000 iterations.")
+    boolean noPeak;
 
     @Option(names = "--bind", paramLabel = "ADDRESS", description = "Server: the address to listen on (default all).")
     String bind;
@@ -131,6 +155,13 @@ public final class PerftestCommand implements Callable<Integer> {
     @Mixin
     ConnectionOptions connection;
 
+    /**
+     * What picocli matched to nothing: kept, so that an unknown option is named alone, not with the
+     * HOST after it that picocli would take for another unknown option.
+     */
+    @CommandLine.Unmatched
+    java.util.List<String> unmatched = new java.util.ArrayList<>();
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -140,6 +171,16 @@ public final class PerftestCommand implements Callable<Integer> {
         if (server && host != null) {
             throw new CommandLine.ParameterException(line, "give a HOST (client) or --server, not both");
         }
+        if (!unmatched.isEmpty()) {
+            String first = unmatched.stream().filter(arg -> arg.startsWith("-")).findFirst().orElse(null);
+            throw new CommandLine.ParameterException(line, first != null
+                    ? first + " is an option of neither jiwarp perftest nor perftest"
+                    : "one HOST only, not " + (host == null ? "" : host + " and ") + String.join(" and ", unmatched));
+        }
+        String refused = PerftestFlags.refusal(line.getParseResult());
+        if (refused != null) {
+            throw new CommandLine.ParameterException(line, refused);
+        }
         refuseUnimplemented(line);
         ConnectionOptions.checkPort(line, "-p", port, host == null);
         connection.validate(line);
@@ -148,7 +189,8 @@ public final class PerftestCommand implements Callable<Integer> {
                     + "--settle not negative");
         }
         PerftestParameters parameters = new PerftestParameters().verb(verb).latency(latency).size(size).iters(iters)
-                .txDepth(txDepth).rxDepth(rxDepth).cqMod(cqMod).outReads(outReads)
+                .txDepth(txDepth).rxDepth(rxDepth).cqMod(cqMod).outReads(outReads).postList(postList).noPeak(noPeak)
+                .performWarmUp(performWarmUp)
                 .timeout(Duration.ofSeconds(timeoutSeconds)).settle(Duration.ofMillis(settleMillis))
                 .reportGbits(reportGbits);
         java.nio.file.Path capture = connection.captureDirectory();
@@ -196,7 +238,10 @@ public final class PerftestCommand implements Callable<Integer> {
     /** perftest flags this implementation does not run: each refused in one sentence saying why. */
     private void refuseUnimplemented(CommandLine line) {
         String refusal = null;
-        if (allSizes) {
+        if (!connectionType.equalsIgnoreCase("RC")) {
+            refusal = "-c " + connectionType + " (the connection type) does not apply here: iWARP has reliable "
+                    + "connections (RC) only";
+        } else if (allSizes) {
             refusal = "-a (every size in one run) is not implemented here: run one size per run with -s, "
                     + "or sweep sizes with jiwarp bench -a";
         } else if (duration != null || runInfinitely) {

@@ -31,6 +31,11 @@ public final class PerftestParameters {
     /** The outstanding Reads jiwarp offers by default: siw's maximum (perftest takes the device's). */
     static final int DEFAULT_OUT_READS = 128;
     static final int MIN_ITERS = 5;
+    /**
+     * Above this many iterations perftest does not compute the peak (it reports 0): its search is
+     * quadratic in the iterations ({@code force_dependecies}: {@code iters > 20000} sets noPeak).
+     */
+    static final int MAX_PEAK_ITERS = 20_000;
     static final int MAX_SIZE = 1 << 28;
 
     private Verb verb = Verb.WRITE;
@@ -42,6 +47,9 @@ public final class PerftestParameters {
     private Integer cqMod;
     private Integer outReads;
     private boolean reportGbits;
+    private Integer postList;
+    private boolean noPeak;
+    private boolean performWarmUp;
     private Duration timeout = Duration.ofSeconds(60);
     private Duration settle = Duration.ofMillis(200);
 
@@ -85,6 +93,41 @@ public final class PerftestParameters {
     public PerftestParameters outReads(Integer outReads) {
         this.outReads = outReads;
         return this;
+    }
+
+    /** Work requests posted at a time, as one chain ({@code -l}); {@code null} for 1. */
+    public PerftestParameters postList(Integer postList) {
+        this.postList = postList;
+        return this;
+    }
+
+    /** Work requests posted at a time (1 without {@code -l}). */
+    public int postList() {
+        return postList != null ? postList : 1;
+    }
+
+    /** One TX depth of unmeasured Writes or Reads before the run ({@code --perform_warm_up}). */
+    public PerftestParameters performWarmUp(boolean performWarmUp) {
+        this.performWarmUp = performWarmUp;
+        return this;
+    }
+
+    public boolean performWarmUp() {
+        return performWarmUp;
+    }
+
+    /** No peak asked for ({@code -N}). */
+    public PerftestParameters noPeak(boolean noPeak) {
+        this.noPeak = noPeak;
+        return this;
+    }
+
+    /**
+     * Whether the bandwidth peak goes unmeasured (reported as 0, as perftest does): asked for with
+     * {@code -N}, or more than {@link #MAX_PEAK_ITERS} iterations.
+     */
+    public boolean noPeak() {
+        return noPeak || iters() > MAX_PEAK_ITERS;
     }
 
     /** Bandwidth in Gb/s instead of MB/s ({@code --report_gbits}). */
@@ -148,6 +191,10 @@ public final class PerftestParameters {
 
     /** Work requests per signalled completion (bandwidth tests). */
     public int cqMod() {
+        if (postList() > 1 && cqMod == null) {
+            // perftest: "Post List requested - CQ moderation will be the size of the post list".
+            return postList();
+        }
         int mod = cqMod != null ? cqMod : size() > CQ_MOD_SIZE_LIMIT ? 1 : DEFAULT_CQ_MOD;
         return Math.min(mod, txDepth());
     }
@@ -182,6 +229,25 @@ public final class PerftestParameters {
         check("RX depth", rxDepth != null ? rxDepth : 1, 1, 16_384);
         check("CQ moderation", cqMod != null ? cqMod : 1, 1, 1024);
         check("outstanding reads", outReads(), 1, 16_383);
+        if (postList != null) {
+            check("post list", postList, 1, 15_000);
+            if (latency && postList > 1) {
+                throw new IllegalArgumentException("-l (post lists) goes with the bandwidth tests only, as in "
+                        + "perftest");
+            }
+            if (iters() % postList != 0) {
+                throw new IllegalArgumentException("the iterations (" + iters() + ") must be a multiple of the "
+                        + "post list (-l " + postList + "), as in perftest");
+            }
+            if (postList > txDepth()) {
+                throw new IllegalArgumentException("the post list (-l " + postList + ") must fit in the TX depth ("
+                        + txDepth() + ")");
+            }
+            if (postList % cqMod() != 0) {
+                throw new IllegalArgumentException("the post list (-l " + postList + ") must be a multiple of the "
+                        + "CQ moderation (-Q " + cqMod() + "), as in perftest");
+            }
+        }
         if (verb == Verb.SEND && !latency && rxDepth() / 3 < 1) {
             throw new IllegalArgumentException("ib_send_bw over iWARP returns credits every RX depth / 3 receives: "
                     + "the RX depth must be at least 3, not " + rxDepth());
@@ -202,6 +268,6 @@ public final class PerftestParameters {
     public String toString() {
         return program() + " -s " + size() + " -n " + iters() + " -t " + txDepth()
                 + (verb == Verb.SEND ? " -r " + rxDepth() : "") + (latency ? "" : " -Q " + cqMod())
-                + (verb == Verb.READ ? " -o " + outReads() : "");
+                + (verb == Verb.READ ? " -o " + outReads() : "") + (postList() > 1 ? " -l " + postList() : "");
     }
 }

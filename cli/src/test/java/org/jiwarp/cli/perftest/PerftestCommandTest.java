@@ -1,6 +1,7 @@
 package org.jiwarp.cli.perftest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -174,6 +175,40 @@ class PerftestCommandTest {
             assertEquals(2, run.exit(), name + ": " + run.err());
             assertTrue(run.err().startsWith("jiwarp perftest: " + flag[2]), name + ": " + run.err());
         }
+    }
+
+    /**
+     * Every perftest 4.5 flag jiwarp does not run, given as perftest takes it (with its value where
+     * it has one) before the HOST: one sentence that names the flag and says why, never "unknown
+     * options" nor the HOST taken for an option.
+     */
+    @Test
+    void everyOtherPerftestFlagIsRefusedByNameWithItsReason() {
+        for (PerftestFlags.Flag flag : PerftestFlags.FLAGS) {
+            for (String name : flag.names()) {
+                Object[] args = flag.argument() ? new Object[] {"perftest", name, 3, "127.0.0.1"}
+                        : new Object[] {"perftest", name, "127.0.0.1"};
+                Run run = jiwarp(args);
+                assertEquals(2, run.exit(), name + ": " + run.err());
+                assertTrue(run.err().startsWith("jiwarp perftest: " + name + " (" + flag.what() + ") ")
+                        && (run.err().contains(" is not implemented here: ") || run.err().contains(
+                                " does not apply here: ")), name + ": " + run.err());
+                assertEquals(run.err().length() - 1, run.err().indexOf('\n'), name + ": " + run.err());
+                assertFalse(run.err().contains("127.0.0.1") || run.err().contains("nknown"), name + ": " + run.err());
+            }
+        }
+        // The issue's own example: the GID index and its value, then the host.
+        Run gid = jiwarp("perftest", "-x", 3, "127.0.0.1");
+        assertEquals("jiwarp perftest: -x (the GID index) does not apply here: iWARP has no GIDs, and names the peer "
+                + "by its IP address (HOST) (see 'jiwarp perftest --help')\n", gid.err());
+        assertTrue(jiwarp("perftest", "-c", "UC", "127.0.0.1").err().startsWith("jiwarp perftest: -c UC (the "
+                + "connection type) does not apply here: iWARP has reliable connections (RC) only"));
+        // An option perftest does not have either: named alone, not with the HOST after its value.
+        Run unknown = jiwarp("perftest", "--frobnicate", 3, "127.0.0.1");
+        assertEquals(2, unknown.exit(), unknown.err());
+        assertTrue(unknown.err().startsWith("jiwarp perftest: --frobnicate is an option of neither jiwarp perftest "
+                + "nor perftest"), unknown.err());
+        assertFalse(unknown.err().contains("127.0.0.1"), unknown.err());
     }
 
     @Test

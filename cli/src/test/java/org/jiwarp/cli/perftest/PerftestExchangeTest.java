@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
@@ -244,6 +245,65 @@ class PerftestExchangeTest {
         assertTrue(result.checks().contains("60/60 Sends received in order, each of 100 octets; 15 credit Writes"),
                 result.checks());
         creditRegion.deregister();
+        data.deregister();
+    }
+
+    /**
+     * A scripted ib_write_bw client whose Write names an STag the server never advertised, then
+     * gives up and closes the control connection, as perftest does after a failed completion: the
+     * server's failure names the Terminate on the test connection first, not only the control
+     * receive that was flushed after it.
+     */
+    @Test
+    void aServerWhoseTestConnectionEndsInATerminateSaysSo() throws Exception {
+        PerftestParameters parameters = new PerftestParameters().size(1000).iters(50)
+                .timeout(Duration.ofSeconds(10));
+        PerftestServer server = PerftestServer.listen(jiwarp, new InetSocketAddress("127.0.0.1", 0));
+        CompletableFuture<PerftestResult> served = CompletableFuture.supplyAsync(() ->
+                server.serve(jiwarp, parameters, Duration.ofSeconds(10), line -> { }, line -> { }));
+
+        ProtectionDomain pd = scripted.allocatePd();
+        ScriptedPeer control = new ScriptedPeer(scripted, pd);
+        scripted.connect(control.qp, server.localAddress(), new byte[0]).get(10, TimeUnit.SECONDS);
+        control.send(PerftestWire.version("6.06"));
+        control.receive(16);
+        control.send(PerftestWire.int32(4096));
+        control.receive(4);
+        control.send(PerftestWire.int32(64));
+        control.receive(4);
+        control.send(new byte[] {'3', 0});
+        control.receive(2);
+        control.send(ZEROS);
+        control.receive(56);
+        CompletionQueue cq = scripted.createCq(8);
+        QueuePair test = scripted.createQp(new QpConfig(pd, cq, cq).ird(1).ord(1));
+        scripted.connect(test, server.localAddress(), new byte[0]).get(10, TimeUnit.SECONDS);
+        control.send(ZEROS);
+        control.receive(56);
+        MemoryRegion data = pd.register(ByteBuffer.allocateDirect(4096), Access.LOCAL_WRITE);
+        PingpongDest mine = new PingpongDest(0, 1, test.number(), 0x42, data.rkey(), data.address(), new byte[16],
+                0, 0);
+        PingpongDest theirs = null;
+        for (int i = 0; i < 3; i++) {
+            control.send(mine.encode());
+            theirs = PingpongDest.decode(control.receive(56));
+        }
+        // Another key of the same STag index: one the server never advertised.
+        test.postSend(SendWorkRequest.write(1, theirs.vaddr(), theirs.rkey() ^ 0x5a, new Sge(data, 0, 1000)));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (test.terminateReceived() == null && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertNotNull(test.terminateReceived(), "the server's Terminate");
+        control.qp.disconnect();
+
+        Throwable failure = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> served.get(20, TimeUnit.SECONDS)).getCause();
+        assertTrue(failure instanceof PerftestException, failure::toString);
+        assertTrue(failure.getMessage().startsWith("this end sent a Terminate on the test connection: "),
+                failure.getMessage());
+        assertTrue(failure.getMessage().contains("; then handshake: client done: receiving it on the control "
+                + "connection failed"), failure.getMessage());
         data.deregister();
     }
 

@@ -16,6 +16,7 @@ import org.jiwarp.rnic.Rnic;
 import org.jiwarp.rnic.RnicOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -130,6 +131,69 @@ class PerftestLoopbackTest {
             }
         }
         assertTrue(serverOut.contains(BwReport.HEADER) && clientOut.contains(BwReport.HEADER));
+    }
+
+    /**
+     * {@code -l 10 -N}: Writes posted ten at a time as one chain, one completion per list (CQ
+     * moderation follows the list), the banner's Post List line, perftest's warning that the peak
+     * goes unmeasured and a peak of 0; after the report, the client says why jiwarp bench reports
+     * more for the same operation, with the bench command that measures the same way.
+     */
+    @Test
+    void postListNoPeakAndTheNoteOnTheFigures() throws Exception {
+        PerftestParameters parameters = new PerftestParameters().size(4096).iters(ITERS).postList(10).noPeak(true)
+                .timeout(Duration.ofSeconds(20));
+        List<String> serverOut = new CopyOnWriteArrayList<>();
+        List<String> clientOut = new CopyOnWriteArrayList<>();
+        List<String> clientLog = new CopyOnWriteArrayList<>();
+        PerftestServer server = PerftestServer.listen(serverRnic, new InetSocketAddress("127.0.0.1", 0));
+        CompletableFuture<PerftestResult> served = CompletableFuture.supplyAsync(() ->
+                server.serve(serverRnic, parameters, Duration.ofSeconds(20), serverOut::add, line -> { }));
+        PerftestResult client = PerftestClient.run(clientRnic, server.localAddress(), parameters, clientOut::add,
+                clientLog::add);
+        PerftestResult srv = served.get(30, TimeUnit.SECONDS);
+
+        assertEquals(ITERS, client.operations());
+        assertEquals(ITERS / 10, client.completions(), client.checks());
+        assertEquals(client.dataDigest(), srv.dataDigest(), client.checks() + " / " + srv.checks());
+        assertTrue(clientOut.contains(" Post List       : 10"), clientOut::toString);
+        assertTrue(clientOut.contains(" WARNING: BW peak won't be measured in this run."), clientOut::toString);
+        assertEquals(0, client.bandwidth().bwPeak());
+        assertTrue(client.bandwidth().bwAvg() > 0);
+        assertEquals(client.bandwidth(), srv.bandwidth(), "the server prints the client's report");
+        int report = clientOut.indexOf(BwReport.HEADER);
+        assertTrue(report > 0 && clientOut.get(report + 1).matches(" 4096 +300 +0\\.00 +[0-9.]+\\s+[0-9.]+"),
+                clientOut::toString);
+        assertTrue(clientLog.stream().anyMatch(l -> l.startsWith("about these figures: ") && l.contains("no warm-up")
+                && l.contains("'jiwarp bench --op write -s 4096 -n 300 -t 128 -Q 10 --warmup 0 --emss 1460'")),
+                clientLog::toString);
+    }
+
+    /**
+     * {@code --perform_warm_up}: one TX depth of Writes (Reads) before the measured run, all
+     * completed first; the run and its report count only the measured iterations, and both ends'
+     * checks still pass.
+     */
+    @Test
+    void performWarmUpRunsOneTxDepthFirst() throws Exception {
+        for (Verb verb : new Verb[] {Verb.WRITE, Verb.READ}) {
+            PerftestParameters parameters = new PerftestParameters().verb(verb).size(1000).iters(ITERS).txDepth(50)
+                    .performWarmUp(true).timeout(Duration.ofSeconds(20));
+            List<String> clientLog = new CopyOnWriteArrayList<>();
+            PerftestServer server = PerftestServer.listen(serverRnic, new InetSocketAddress("127.0.0.1", 0));
+            CompletableFuture<PerftestResult> served = CompletableFuture.supplyAsync(() ->
+                    server.serve(serverRnic, parameters, Duration.ofSeconds(20), line -> { }, line -> { }));
+            PerftestResult client = PerftestClient.run(clientRnic, server.localAddress(), parameters, line -> { },
+                    clientLog::add);
+            PerftestResult srv = served.get(30, TimeUnit.SECONDS);
+            String op = verb == Verb.READ ? "RDMA Reads" : "RDMA Writes";
+            assertTrue(clientLog.contains("warm-up: 50 " + op + " completed before the measured run"),
+                    clientLog::toString);
+            assertEquals(ITERS, client.operations(), client.checks());
+            assertEquals(expectedCompletions(parameters), client.completions(), client.checks());
+            assertEquals(ITERS, client.bandwidth().iters());
+            assertEquals(client.dataDigest(), srv.dataDigest(), client.checks() + " / " + srv.checks());
+        }
     }
 
     /** Signalled work: every CQ-moderation-th and the last. */

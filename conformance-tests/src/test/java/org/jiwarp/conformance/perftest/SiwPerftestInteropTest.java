@@ -232,6 +232,97 @@ class SiwPerftestInteropTest {
         record(cell, start, served.err());
     }
 
+    /**
+     * One 64 KiB run of 1000 iterations each way, both ends' reports side by side (printed, for the
+     * record). In ib_write_bw the client measures and sends its figures to the server, which prints
+     * them: so both ends must print the same line, whichever end is jiwarp, and its figures must
+     * parse. In ib_send_bw the server times its own receives (from the first to the last; no
+     * peak, as perftest): the two ends measure the same run independently, over nearly the same
+     * stretch (the client from its first post to its last completion, the server from its first
+     * receive to its last), so their averages and message rates must agree within a factor of two,
+     * a tolerance far wider than the run-to-run noise (they agreed within 1 % here, both ways) and
+     * narrower than a figure computed wrongly (a unit, a size or an iteration count off). No figure
+     * is compared with a wall-clock expectation.
+     */
+    @Test
+    void bothEndsReportTheSameRun() throws Exception {
+        withFreshGuestOnHang("figures at both ends", SiwPerftestInteropTest::bothEndsReport);
+    }
+
+    private static void bothEndsReport() throws Exception {
+        int iters = 1000;
+        // jiwarp's client, perftest's server in the guest.
+        for (String program : new String[] {"ib_write_bw", "ib_send_bw"}) {
+            ExecResult served;
+            Run client;
+            try (SiwPeer.Background server = peer.start(program + " -R -F -n " + iters + " -p "
+                    + SiwPeer.PERFTEST_PORT)) {
+                peer.awaitListening(SiwPeer.PERFTEST_PORT, Duration.ofSeconds(60));
+                client = Run.start("perftest", "--test", program.substring(3, program.indexOf("_bw")), "-n", iters,
+                        "-p", peer.hostPort(SiwPeer.PERFTEST_PORT), "--timeout", 60, "127.0.0.1")
+                        .get(RUN_LIMIT.toSeconds(), TimeUnit.SECONDS);
+                served = server.await(Duration.ofSeconds(60));
+            }
+            System.out.println("=== " + program + " -R -F -n " + iters + " server in the guest:\n" + served.output()
+                    + "\n=== jiwarp " + client.command() + ":\n" + client.out() + client.err());
+            assertEquals(0, client.exit(), client::toString);
+            assertEquals(0, served.exitCode(), served::toString);
+            compareReports(program, client.out(), served.output(), program.equals("ib_write_bw"));
+        }
+        // perftest's client in the guest, jiwarp's server.
+        for (String program : new String[] {"ib_write_bw", "ib_send_bw"}) {
+            int port = freePort();
+            CompletableFuture<Run> server = Run.start("perftest", "--test", program.substring(3,
+                    program.indexOf("_bw")), "-n", iters, "-p", port, "--bind", "127.0.0.1", "--timeout", 60,
+                    "--accept-timeout", 120);
+            Run.awaitListening(port, Duration.ofSeconds(30));
+            ExecResult client = peer.run(program + " -R -F -n " + iters + " -p " + port + " " + SiwPeer.HOST_ADDRESS,
+                    RUN_LIMIT);
+            Run served = server.get(RUN_LIMIT.toSeconds(), TimeUnit.SECONDS);
+            System.out.println("=== " + program + " -R -F -n " + iters + " client in the guest:\n" + client.output()
+                    + "\n=== jiwarp " + served.command() + ":\n" + served.out() + served.err());
+            assertEquals(0, client.exitCode(), client::toString);
+            assertEquals(0, served.exit(), served::toString);
+            compareReports(program, client.output(), served.out(), program.equals("ib_write_bw"));
+        }
+    }
+
+    /**
+     * Both report lines show 64 KiB and the iterations; where the client's figures travel to the
+     * server ({@code same}), the two lines' figures are equal to the printed precision.
+     */
+    private static void compareReports(String program, String clientOutput, String serverOutput, boolean same) {
+        double[] client = reportFigures(program + " client", clientOutput);
+        double[] server = reportFigures(program + " server", serverOutput);
+        assertEquals(65536, client[0]);
+        assertEquals(65536, server[0]);
+        assertEquals(client[1], server[1], "iterations");
+        assertTrue(client[3] > 0, () -> "the average in:\n" + clientOutput);
+        if (same) {
+            for (int i = 2; i < 5; i++) {
+                assertEquals(client[i], server[i], 0.011, "figure " + i + " of the client's report, printed by both:\n"
+                        + clientOutput + "\n---\n" + serverOutput);
+            }
+        } else {
+            for (int i = 3; i < 5; i++) {
+                double ratio = server[i] / client[i];
+                assertTrue(ratio > 0.5 && ratio < 2, "figure " + i + ": the server's " + server[i] + " against the "
+                        + "client's " + client[i] + ":\n" + clientOutput + "\n---\n" + serverOutput);
+            }
+        }
+    }
+
+    private static double[] reportFigures(String who, String output) {
+        Matcher m = BW_LINE.matcher(output);
+        assertTrue(m.find(), () -> who + ": no report line in:\n" + output);
+        String[] fields = m.group().trim().split("\\s+");
+        double[] figures = new double[5];
+        for (int i = 0; i < 5; i++) {
+            figures[i] = Double.parseDouble(fields[i].replace("nan", "NaN").replace("inf", "Infinity"));
+        }
+        return figures;
+    }
+
     /** The report line shows the size and iterations asked for; jiwarp's, positive figures too. */
     private static void checkReport(String program, int size, String output, String who, boolean figures) {
         boolean latency = program.endsWith("_lat");
