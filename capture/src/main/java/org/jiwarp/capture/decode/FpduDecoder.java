@@ -54,13 +54,16 @@ final class FpduDecoder {
         Attempt rfc = new Attempt(null);
         rfc.decodeFrom(start);
         Attempt chosen = rfc;
-        if (markers && rfc.markerProblems > 0) {
+        if (markers && (rfc.markerProblems > 0 || rfc.unreadTail > 0)) {
             // RFC 5044 section 4.3 puts markers on a 512-octet grid; where they are not there, look for
-            // the markers the sender actually wrote and keep that reading if it is the better one.
+            // the markers the sender actually wrote and keep that reading if it is the better one. An
+            // FPDU that starts where the grid has a marker and a drifting sender has none reads as
+            // running past the capture's end rather than as a marker problem.
             Attempt byContent = new Attempt(new ContentMarkers(stream.streamOffset(start) - origin == 0 ? start
                     : start - (int) Math.floorMod(stream.streamOffset(start) - origin, (long) Markers.INTERVAL), false));
             byContent.decodeFrom(start);
-            if (byContent.problemPdus < rfc.problemPdus) {
+            if (byContent.problemPdus < rfc.problemPdus
+                    || (byContent.problemPdus == rfc.problemPdus && byContent.unreadTail < rfc.unreadTail)) {
                 chosen = byContent;
             }
         }
@@ -82,6 +85,8 @@ final class FpduDecoder {
         final ContentMarkers seen = new ContentMarkers(0, false);
         int markerProblems;
         int problemPdus;
+        /** Octets at the end of the capture that this reading could not read as a whole FPDU. */
+        int unreadTail;
 
         Attempt(ContentMarkers content) {
             this.content = content;
@@ -123,6 +128,7 @@ final class FpduDecoder {
                 }
                 if (run == stream.runs() - 1) {
                     if (at < end) {
+                        unreadTail = end - at;
                         said.add(prefix() + (end - at) + " octets at the end are not a whole FPDU");
                     }
                     break;

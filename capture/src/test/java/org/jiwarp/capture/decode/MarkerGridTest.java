@@ -141,7 +141,7 @@ class MarkerGridTest {
     }
 
     /** A connection whose MPA negotiation asks for markers toward the server, and CRC when {@code crc}. */
-    private static SyntheticTcpCapture negotiated(PcapWriter writer, boolean crc) throws IOException {
+    static SyntheticTcpCapture negotiated(PcapWriter writer, boolean crc) throws IOException {
         SyntheticTcpCapture tcp = new SyntheticTcpCapture(writer,
                 new InetSocketAddress(InetAddress.getByName("10.4.0.1"), 5000),
                 new InetSocketAddress(InetAddress.getByName("10.4.0.2"), 6000), 1, 2);

@@ -69,6 +69,19 @@ final class MarkerStreams {
         return out.toByteArray();
     }
 
+    /**
+     * How many octets of the next FPDU's ULPDU_LENGTH field, ULPDU and pad go before the next
+     * marker: the marker's FPDUPTR when it falls inside that FPDU, 0 when the FPDU begins with one.
+     */
+    int toNextMarker() {
+        return (int) Math.floorMod(-counted, 512L);
+    }
+
+    /** How many octets of the sender's marker count an FPDU of {@code body} octets without markers takes. */
+    int counted(int body) {
+        return body + (sender.drift ? 0 : Fpdu.CRC_LENGTH);
+    }
+
     void write(byte[] ulpdu) {
         int pad = Fpdu.padLength(ulpdu.length);
         byte[] body = new byte[Fpdu.HEADER_LENGTH + ulpdu.length + pad];
