@@ -100,6 +100,7 @@ final class ConformCatalogue {
         rdmapCases(e);
         readResponses(e);
         segmentation(e);
+        HostileInputCases.add(e);
         PerftestCases.add(e);
         return e;
     }
