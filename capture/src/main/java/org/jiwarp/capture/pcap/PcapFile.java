@@ -131,7 +131,11 @@ public final class PcapFile {
         }
     }
 
-    /** Every record {@code reader} has left, and its header. */
+    /** Every record {@code reader} has left, and its header, in memory. */
+    public static PcapFile read(CaptureReader reader) throws IOException {
+        return readAll(reader);
+    }
+
     private static PcapFile readAll(CaptureReader reader) throws IOException {
         List<PcapRecord> records = new ArrayList<>();
         for (PcapRecord record = reader.next(); record != null; record = reader.next()) {

@@ -79,6 +79,14 @@ public final class TcpDirection {
 
     void add(TcpSegment segment) {
         segments.add(segment);
+        note(segment);
+    }
+
+    /**
+     * Takes note of what {@code segment} says about the connection (SYN, MSS, FIN, RST, data) without
+     * keeping it: a direction whose bytes a {@link StreamReassembler} puts in order as they come.
+     */
+    void note(TcpSegment segment) {
         if (segment.syn() && isn < 0) {
             isn = segment.sequence();
             synFrame = segment.frameNumber();
@@ -228,7 +236,7 @@ public final class TcpDirection {
     // ---- reassembly --------------------------------------------------------------------------
 
     /** A held-back run of bytes, {@code [start, start + length)} in stream offsets. */
-    private static final class Piece {
+    static final class Piece {
         final long start;
         final byte[] data;
         final int offset;
@@ -260,7 +268,7 @@ public final class TcpDirection {
         if (!dirty) {
             return;
         }
-        long base = isn >= 0 ? (isn + 1) & SEQUENCE_MASK : startWithoutSyn();
+        long base = isn >= 0 ? (isn + 1) & SEQUENCE_MASK : startWithoutSyn(segments);
         List<StreamChunk> out = new ArrayList<>();
         TreeMap<Long, Piece> pending = new TreeMap<>();
         long next = 0;
@@ -300,7 +308,7 @@ public final class TcpDirection {
      * Adds {@code [from, from + length)} to the held-back pieces, keeping only the bytes no held
      * piece already covers (the first copy wins).
      */
-    private static void hold(TreeMap<Long, Piece> pending, long from, byte[] data, int offset, int length,
+    static long hold(TreeMap<Long, Piece> pending, long from, byte[] data, int offset, int length,
             int frameNumber) {
         long end = from + length;
         long cursor = from;
@@ -320,13 +328,16 @@ public final class TcpDirection {
         if (cursor < end) {
             added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (end - cursor), frameNumber));
         }
+        long octets = 0;
         for (Piece piece : added) {
             pending.put(piece.start, piece);
+            octets += piece.length;
         }
+        return octets;
     }
 
     /** Delivers every held piece that is now contiguous with {@code next}; returns the new next. */
-    private static long release(TreeMap<Long, Piece> pending, long next, int frameNumber, List<StreamChunk> out) {
+    static long release(TreeMap<Long, Piece> pending, long next, int frameNumber, List<StreamChunk> out) {
         while (!pending.isEmpty() && pending.firstKey() <= next) {
             Piece piece = pending.pollFirstEntry().getValue();
             if (piece.end() <= next) {
@@ -338,8 +349,11 @@ public final class TcpDirection {
         return next;
     }
 
-    /** Stream offset 0 for a direction whose SYN was not captured; see the class javadoc. */
-    private long startWithoutSyn() {
+    /**
+     * Stream offset 0 for a direction whose SYN was not captured, from its first segments; see the
+     * class javadoc.
+     */
+    static long startWithoutSyn(List<TcpSegment> segments) {
         long first = -1;
         int[] starts = new int[START_SEGMENTS]; // signed distances from first
         int[] ends = new int[START_SEGMENTS];
