@@ -21,6 +21,7 @@ import org.jiwarp.capture.pcap.PcapFile;
 import org.jiwarp.capture.pcap.PcapNgWriter;
 import org.jiwarp.capture.pcap.PcapRecord;
 import org.jiwarp.capture.pcap.PcapWriter;
+import org.jiwarp.rnic.cm.PcapCapture;
 
 /**
  * Joins the RNIC's per-connection captures into one file (pcapng when its name ends in .pcapng,
@@ -43,6 +44,8 @@ import org.jiwarp.capture.pcap.PcapWriter;
  * <p>The result is written beside the target and moved over it, so the target is never a
  * half-written file. When the disk fills, what was written is kept under the target's name (a
  * capture cut short, which tshark and {@code jiwarp decode} read) and the error says how much that is.
+ * A connection whose capture stopped during the run (the RNIC leaves a {@code .stopped} file beside
+ * it) is merged up to where it stopped, and the merge then fails saying so.
  */
 final class PcapMerge {
 
@@ -110,7 +113,9 @@ final class PcapMerge {
                 sources.add(source);
                 source.next = source.reader.next();
             }
-            return write(sources, out, snapLength, output);
+            Merged merged = write(sources, out, snapLength, output);
+            stoppedEarly(directory, merged);
+            return merged;
         } finally {
             for (Source source : sources) {
                 source.reader.close();
@@ -178,6 +183,39 @@ final class PcapMerge {
         return new Merged(handed, onDisk.octets, out);
     }
 
+    /**
+     * Fails when a connection's capture stopped before the connection ended (the RNIC leaves a
+     * {@code .stopped} file beside it, holding the reason): the merged capture is complete up to
+     * there, and the user must know it is not complete after.
+     */
+    private static void stoppedEarly(Path directory, Merged merged) throws IOException {
+        List<String> connections = new ArrayList<>();
+        String reason = null;
+        boolean diskFull = false;
+        try (Stream<Path> listed = Files.list(directory)) {
+            for (Path word : (Iterable<Path>) listed.filter(p -> p.toString().endsWith(PcapCapture.STOPPED_SUFFIX))
+                    .sorted()::iterator) {
+                String name = word.getFileName().toString();
+                connections.add(name.substring(0, name.indexOf('.')));
+                String said = Files.readString(word).strip();
+                // Nothing said: the reason did not fit, as on a full disk.
+                diskFull |= said.isEmpty() || saysDiskFull(said);
+                reason = said.isEmpty() ? reason : said;
+            }
+        }
+        if (connections.isEmpty()) {
+            return;
+        }
+        String which = (connections.size() == 1 ? "the capture of connection " : "the captures of connections ")
+                + String.join(", ", connections) + " stopped early";
+        if (diskFull) {
+            throw new DiskFullException("the disk filled during the run: " + which + "; wrote " + merged.describe()
+                    + ", complete up to there", null);
+        }
+        throw new IOException(which + (reason == null ? "" : " (" + reason + ")") + "; wrote " + merged.describe()
+                + ", complete up to there");
+    }
+
     /** A stream that counts the octets written through it (once each write has succeeded). */
     private static final class Counted extends FilterOutputStream {
         long octets;
@@ -211,12 +249,16 @@ final class PcapMerge {
     /** {@code true} for the operating system's "no space left on device" (or quota) error. */
     static boolean isDiskFull(IOException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            String message = t.getMessage();
-            if (message != null && (message.contains("No space left on device") || message.contains("Disk quota exceeded"))) {
+            if (t.getMessage() != null && saysDiskFull(t.getMessage())) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** {@code true} for the operating system's words for ENOSPC and EDQUOT. */
+    private static boolean saysDiskFull(String message) {
+        return message.contains("No space left on device") || message.contains("Disk quota exceeded");
     }
 
     /** The disk filled while the merge wrote; the message is one sentence for the user. */

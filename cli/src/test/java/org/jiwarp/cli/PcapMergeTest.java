@@ -93,6 +93,27 @@ class PcapMergeTest {
         assertFalse(Files.exists(temp.resolve("merged.pcap.part")));
     }
 
+    @Test
+    void aConnectionWhoseCaptureStoppedDuringTheRunIsMergedAndReported() throws IOException {
+        Path directory = Files.createDirectories(temp.resolve("connections"));
+        write(directory.resolve("1000-2000.pcap"), new long[] {10, 20}, 0x10);
+        write(directory.resolve("1001-2000.pcap"), new long[] {15}, 0x20);
+        Files.createFile(directory.resolve("1001-2000.pcap.stopped")); // the reason did not fit
+        Path out = temp.resolve("merged.pcap");
+
+        PcapMerge.DiskFullException e = assertThrows(PcapMerge.DiskFullException.class,
+                () -> PcapMerge.merge(directory, out, 0));
+
+        assertEquals("the disk filled during the run: the capture of connection 1001-2000 stopped early; wrote 3 "
+                + "packets (" + Files.size(out) + " octets) to " + out + ", complete up to there", e.getMessage());
+        assertEquals(3, PcapFile.read(out).records().size());
+
+        Files.writeString(directory.resolve("1001-2000.pcap.stopped"), "Input/output error");
+        IOException other = assertThrows(IOException.class, () -> PcapMerge.merge(directory, out, 0));
+        assertEquals("the capture of connection 1001-2000 stopped early (Input/output error); wrote 3 packets ("
+                + Files.size(out) + " octets) to " + out + ", complete up to there", other.getMessage());
+    }
+
     /** A pcap file of 100-octet frames at these microseconds, the n-th frame's first octet {@code first + n}. */
     private static void write(Path file, long[] micros, int first) throws IOException {
         try (PcapWriter writer = new PcapWriter(new BufferedOutputStream(Files.newOutputStream(file)),
