@@ -1,14 +1,17 @@
 package org.jiwarp.capture.pcap;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Map;
 import java.util.List;
 import java.util.TreeMap;
 
 /**
  * Puts one direction's segments back into the byte stream as they are captured, handing each
- * stretch on as a {@link StreamChunk} as soon as it is in order: {@link TcpDirection}'s reassembly
- * (RFC 9293 section 3.4 sequence arithmetic, first copy wins, RST data left out, the same start of
- * a stream without SYN) for a capture too large to keep.
+ * stretch on as a {@link StreamChunk} as soon as it is in order: the reassembly described in
+ * {@link TcpDirection} (RFC 9293 section 3.4 sequence arithmetic, first copy wins, RST data left
+ * out, the same start of a stream without SYN), which {@link TcpDirection} runs over its segments
+ * and a capture too large to keep runs as the segments come.
  *
  * <p>Memory is bounded: data held back behind a hole spans at most {@code holdLimit} octets of
  * sequence space. Past that the hole is taken for octets the capture missed, and the stream goes
@@ -33,7 +36,7 @@ public final class StreamReassembler {
     private long next;
     private long finOffset = -1;
     private boolean skippedHole;
-    private final TreeMap<Long, TcpDirection.Piece> pending = new TreeMap<>();
+    private final TreeMap<Long, Piece> pending = new TreeMap<>();
 
     /**
      * @param out       where chunks go, in stream order; the caller takes them out as it likes
@@ -42,6 +45,18 @@ public final class StreamReassembler {
     public StreamReassembler(List<StreamChunk> out, long holdLimit) {
         this.out = out;
         this.holdLimit = holdLimit;
+    }
+
+    /** A reassembler whose stream starts at sequence number {@code base}, found by the caller. */
+    StreamReassembler(List<StreamChunk> out, long holdLimit, long base) {
+        this(out, holdLimit);
+        this.base = base;
+        this.started = true;
+    }
+
+    /** The octets handed on in order so far: the stream offset just past the last in-order chunk. */
+    long inOrderOctets() {
+        return next;
     }
 
     /** Adds the direction's next captured segment. */
@@ -64,7 +79,7 @@ public final class StreamReassembler {
         if (!started) {
             start();
         }
-        for (TcpDirection.Piece piece : pending.values()) {
+        for (Piece piece : pending.values()) {
             out.add(piece.toChunk(piece.frameNumber, piece.start));
         }
     }
@@ -80,7 +95,7 @@ public final class StreamReassembler {
     /** The lowest frame number among the data held behind a hole, or {@code Integer.MAX_VALUE}. */
     public int lowestHeldFrame() {
         int lowest = Integer.MAX_VALUE;
-        for (TcpDirection.Piece piece : pending.values()) {
+        for (Piece piece : pending.values()) {
             lowest = Math.min(lowest, piece.frameNumber);
         }
         return lowest;
@@ -118,14 +133,88 @@ public final class StreamReassembler {
             return; // nothing new: a retransmission, or a segment without data
         }
         long from = Math.max(start, next);
-        TcpDirection.hold(pending, from, payload, (int) (from - start), (int) (end - from), segment.frameNumber());
-        next = TcpDirection.release(pending, next, segment.frameNumber(), out);
+        hold(pending, from, payload, (int) (from - start), (int) (end - from), segment.frameNumber());
+        next = release(pending, next, segment.frameNumber(), out);
         while (!pending.isEmpty() && pending.lastEntry().getValue().end() - next > holdLimit) {
             // The hole is too old to wait for: the capture missed it. Go on after it.
-            TcpDirection.Piece first = pending.pollFirstEntry().getValue();
+            Piece first = pending.pollFirstEntry().getValue();
             out.add(first.toChunk(first.frameNumber, first.start));
-            next = TcpDirection.release(pending, first.end(), segment.frameNumber(), out);
+            next = release(pending, first.end(), segment.frameNumber(), out);
             skippedHole = true;
         }
+    }
+
+    /** A held-back run of bytes, {@code [start, start + length)} in stream offsets. */
+    private static final class Piece {
+        final long start;
+        final byte[] data;
+        final int offset;
+        final int length;
+        final int frameNumber;
+
+        Piece(long start, byte[] data, int offset, int length, int frameNumber) {
+            this.start = start;
+            this.data = data;
+            this.offset = offset;
+            this.length = length;
+            this.frameNumber = frameNumber;
+        }
+
+        StreamChunk toChunk(int frame, long from) {
+            int skip = (int) (from - start);
+            int from0 = offset + skip;
+            int n = length - skip;
+            byte[] bytes = from0 == 0 && n == data.length ? data : Arrays.copyOfRange(data, from0, from0 + n);
+            return new StreamChunk(frame, from, bytes);
+        }
+
+        long end() {
+            return start + length;
+        }
+    }
+
+    /**
+     * Adds {@code [from, from + length)} to the held-back pieces, keeping only the bytes no held
+     * piece already covers (the first copy wins).
+     */
+    private static long hold(TreeMap<Long, Piece> pending, long from, byte[] data, int offset, int length,
+            int frameNumber) {
+        long end = from + length;
+        long cursor = from;
+        Map.Entry<Long, Piece> floor = pending.floorEntry(from);
+        long scanFrom = floor != null && floor.getValue().end() > from ? floor.getKey() : from;
+        List<Piece> added = new ArrayList<>(2);
+        for (Piece held : pending.subMap(scanFrom, true, end, false).values()) {
+            if (held.start > cursor) {
+                added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (held.start - cursor),
+                        frameNumber));
+            }
+            cursor = Math.max(cursor, held.end());
+            if (cursor >= end) {
+                break;
+            }
+        }
+        if (cursor < end) {
+            added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (end - cursor), frameNumber));
+        }
+        long octets = 0;
+        for (Piece piece : added) {
+            pending.put(piece.start, piece);
+            octets += piece.length;
+        }
+        return octets;
+    }
+
+    /** Delivers every held piece that is now contiguous with {@code next}; returns the new next. */
+    private static long release(TreeMap<Long, Piece> pending, long next, int frameNumber, List<StreamChunk> out) {
+        while (!pending.isEmpty() && pending.firstKey() <= next) {
+            Piece piece = pending.pollFirstEntry().getValue();
+            if (piece.end() <= next) {
+                continue;
+            }
+            out.add(piece.toChunk(frameNumber, next));
+            next = piece.end();
+        }
+        return next;
     }
 }
