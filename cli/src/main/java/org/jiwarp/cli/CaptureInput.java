@@ -65,17 +65,15 @@ final class CaptureInput {
 
     /** Says, in one sentence on {@code err}, why {@code file} could not be read. */
     static void failed(Path file, String command, PrintWriter err, IOException failure) {
-        try {
-            throw failure;
-        } catch (PcapFormatException e) {
-            String message = e.getMessage();
+        if (failure instanceof PcapFormatException) {
+            // The reader's message names the file already; standard input has no name of its own.
             err.println("jiwarp " + command + ": " + (STDIN.equals(file.toString()) ? "standard input: " : "")
-                    + message);
-        } catch (NoSuchFileException e) {
+                    + failure.getMessage());
+        } else if (failure instanceof NoSuchFileException) {
             err.println("jiwarp " + command + ": cannot read " + file + ": it does not exist");
-        } catch (IOException e) {
+        } else {
             err.println("jiwarp " + command + ": cannot read " + name(file)
-                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+                    + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
         }
     }
 }
