@@ -92,9 +92,15 @@ public final class StreamReassembler {
         return skippedHole || !pending.isEmpty() || finOffset > next;
     }
 
-    /** The lowest frame number among the data held behind a hole, or {@code Integer.MAX_VALUE}. */
+    /**
+     * The lowest frame number among the data not handed on yet (held behind a hole, or waiting for
+     * the stream's start to be known), or {@code Integer.MAX_VALUE}.
+     */
     public int lowestHeldFrame() {
         int lowest = Integer.MAX_VALUE;
+        for (TcpSegment segment : waiting) {
+            lowest = Math.min(lowest, segment.frameNumber());
+        }
         for (Piece piece : pending.values()) {
             lowest = Math.min(lowest, piece.frameNumber);
         }

@@ -105,6 +105,54 @@ class StreamingDecodeTest {
         }
     }
 
+    @Test
+    void pdusComeInFrameOrderWhileAConnectionBegunMidwayWaitsForItsStart() throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PcapWriter writer = new PcapWriter(bytes, LinkType.ETHERNET, true);
+        // Captured from its start, and one whose start the capture missed (no SYN, no MPA setup):
+        // the second one's segments wait until its stream's start is known, and hold its PDUs back.
+        SyntheticTcpCapture whole = new SyntheticTcpCapture(writer,
+                new InetSocketAddress(InetAddress.getByName("10.1.0.1"), 5000),
+                new InetSocketAddress(InetAddress.getByName("10.1.0.2"), 6000), 77, 5000);
+        SyntheticTcpCapture midway = new SyntheticTcpCapture(writer,
+                new InetSocketAddress(InetAddress.getByName("10.2.0.1"), 5000),
+                new InetSocketAddress(InetAddress.getByName("10.2.0.2"), 6000), 1000, 2000);
+        whole.handshake();
+        whole.clientSends(WriteStream.frame(false));
+        whole.serverSends(WriteStream.frame(true));
+        for (int msn = 1; msn <= 8; msn++) {
+            midway.clientSends(send(msn));
+            whole.clientSends(send(msn));
+        }
+        whole.close();
+        midway.close();
+        PcapFile file = PcapFile.read(bytes.toByteArray());
+        CaptureDecode expected = IwarpStreamDecoder.decode(file);
+        assertEquals(2, expected.iwarpConversations());
+        for (long window : new long[] {1, 1000}) {
+            List<DecodedPdu> streamed = new ArrayList<>();
+            StreamingDecode decode = new StreamingDecode(streamed::add, window);
+            for (PcapRecord record : file.records()) {
+                decode.add(record, file.linkType(record));
+            }
+            decode.finish();
+            assertEquals(describe(expected.pdus()), describe(streamed), "window " + window);
+        }
+    }
+
+    /** An FPDU, with CRC, of a Send of 40 octets with this MSN. */
+    private static byte[] send(int msn) {
+        ByteBuf ulpdu = Unpooled.buffer();
+        DdpHeaders.writeUntagged(ulpdu, true, RdmapHeaders.controlByte(RdmapOpcode.SEND), 0, 0, msn, 0);
+        ulpdu.writeZero(40);
+        ByteBuf out = Unpooled.buffer();
+        new FpduWriter(true, false).write(ulpdu, out);
+        byte[] fpdu = ByteBufUtil.getBytes(out);
+        out.release();
+        ulpdu.release();
+        return fpdu;
+    }
+
     private static List<String> describe(List<DecodedPdu> pdus) {
         List<String> lines = new ArrayList<>();
         for (DecodedPdu pdu : pdus) {
