@@ -1,6 +1,6 @@
 package org.jiwarp.cli;
 
-import java.io.InputStream;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import org.jiwarp.capture.check.CaptureChecker;
 import org.jiwarp.capture.check.Finding;
-import org.jiwarp.capture.decode.CaptureDecode;
-import org.jiwarp.capture.decode.IwarpStreamDecoder;
-import org.jiwarp.capture.pcap.PcapFile;
+import org.jiwarp.capture.decode.StreamingDecode;
+import org.jiwarp.capture.pcap.CaptureReader;
+import org.jiwarp.capture.pcap.PcapRecord;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -51,22 +51,42 @@ final class CheckCommand implements Callable<Integer> {
         StringBuilder jsonOut = new StringBuilder("[");
         boolean firstJson = true;
         for (Path file : files) {
-            PcapFile capture = CaptureInput.read(file, System.in, "check", err);
-            if (capture == null) {
-                unreadable = true;
-                continue;
-            }
-            CaptureDecode decode = IwarpStreamDecoder.decode(capture);
             String name = CaptureInput.name(file);
-            if (capture.warning() != null) {
-                err.println("note: " + name + ": " + capture.warning());
-            }
-            if (decode.iwarpConversations() == 0) {
-                err.println("jiwarp check: " + noIwarp(name, decode.tcpConversations()));
+            List<Finding> findings;
+            try (CaptureReader reader = CaptureInput.open(file, System.in, "check", err)) {
+                if (reader == null) {
+                    unreadable = true;
+                    continue;
+                }
+                // The PDUs go to the checker as they are decoded; neither the capture nor its PDUs are kept.
+                CaptureChecker checker = new CaptureChecker();
+                long[] pdus = {0};
+                StreamingDecode decode = new StreamingDecode(pdu -> {
+                    pdus[0]++;
+                    checker.add(pdu);
+                }, StreamingDecode.DEFAULT_WINDOW);
+                for (PcapRecord record = reader.next(); record != null; record = reader.next()) {
+                    decode.add(record, reader.linkType(record));
+                }
+                decode.finish();
+                if (reader.warning() != null) {
+                    err.println("note: " + name + ": " + reader.warning());
+                }
+                if (decode.iwarpConversations() == 0) {
+                    err.println("jiwarp check: " + noIwarp(name, decode.tcpConversations()));
+                    unreadable = true;
+                    continue;
+                }
+                findings = checker.findings();
+                if (!json && findings.isEmpty()) {
+                    err.println(name + ": no findings in " + decode.iwarpConversations() + " iWARP connection"
+                            + (decode.iwarpConversations() == 1 ? "" : "s") + " (" + pdus[0] + " PDUs)");
+                }
+            } catch (IOException e) {
+                CaptureInput.failed(file, "check", err, e);
                 unreadable = true;
                 continue;
             }
-            List<Finding> findings = CaptureChecker.check(decode);
             found |= !findings.isEmpty();
             for (Finding finding : findings) {
                 if (json) {
@@ -75,10 +95,6 @@ final class CheckCommand implements Callable<Integer> {
                 } else {
                     out.println((files.size() > 1 ? name + ": " : "") + finding);
                 }
-            }
-            if (!json && findings.isEmpty()) {
-                err.println(name + ": no findings in " + decode.iwarpConversations() + " iWARP connection"
-                        + (decode.iwarpConversations() == 1 ? "" : "s") + " (" + decode.pdus().size() + " PDUs)");
             }
         }
         if (json) {

@@ -132,16 +132,30 @@ public final class ConnectionOptions {
             throw new IOException("cannot write --pcap " + pcap + ": it is a directory");
         }
         Path directory = Files.createTempDirectory("jiwarp-pcap");
-        Thread hook = new Thread(() -> {
-            try {
-                joinAndRemove(directory);
-            } catch (IOException e) {
-                System.err.println("jiwarp: could not write " + pcap + " on the way out: " + Failures.describe(e));
-            }
-        }, "jiwarp-pcap-merge");
+        Thread hook = new Thread(() -> mergeOnTheWayOut(directory, System.err), "jiwarp-pcap-merge");
         Runtime.getRuntime().addShutdownHook(hook);
         captureHook = hook;
         return directory;
+    }
+
+    /**
+     * The shutdown hook's merge (Ctrl-C): a line at once, since merging a large capture takes a
+     * while, and one when it is done saying what was written, or what went wrong.
+     */
+    void mergeOnTheWayOut(Path directory, java.io.PrintStream err) {
+        err.println("jiwarp: stopped; merging the capture into " + pcap + " ...");
+        err.flush();
+        try {
+            PcapMerge.Merged merged = joinAndRemove(directory);
+            if (merged != null) {
+                err.println("jiwarp: wrote " + merged.describe());
+            }
+        } catch (PcapMerge.DiskFullException e) {
+            err.println("jiwarp: " + e.getMessage());
+        } catch (IOException e) {
+            err.println("jiwarp: could not write " + pcap + " on the way out: " + Failures.describe(e));
+        }
+        err.flush();
     }
 
     /** Joins the per-connection captures into {@code --pcap FILE}, in time order, and removes the directory. */
@@ -161,12 +175,13 @@ public final class ConnectionOptions {
         joinAndRemove(directory);
     }
 
-    private synchronized void joinAndRemove(Path directory) throws IOException {
+    /** The merge, or {@code null} when it was done already (by the hook or the command). */
+    private synchronized PcapMerge.Merged joinAndRemove(Path directory) throws IOException {
         if (!Files.isDirectory(directory)) {
-            return;
+            return null;
         }
         try {
-            PcapMerge.merge(directory, pcap, snapLength);
+            return PcapMerge.merge(directory, pcap, snapLength);
         } finally {
             try (Stream<Path> files = Files.walk(directory)) {
                 for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {

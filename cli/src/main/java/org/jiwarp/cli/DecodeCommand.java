@@ -1,5 +1,6 @@
 package org.jiwarp.cli;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
@@ -13,7 +14,10 @@ import org.jiwarp.capture.decode.CaptureDecode;
 import org.jiwarp.capture.decode.DecodedPdu;
 import org.jiwarp.capture.decode.FrameFields;
 import org.jiwarp.capture.decode.IwarpStreamDecoder;
+import org.jiwarp.capture.decode.StreamingDecode;
+import org.jiwarp.capture.pcap.CaptureReader;
 import org.jiwarp.capture.pcap.PcapFile;
+import org.jiwarp.capture.pcap.PcapRecord;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -83,49 +87,140 @@ final class DecodeCommand implements Callable<Integer> {
         String arrow = arrow(Charset.defaultCharset());
         boolean several = files.size() > 1;
         boolean failed = false;
-        boolean problems = false;
-        List<String> jsonParts = new ArrayList<>();
+        boolean[] problems = {false};
+        JsonOutput jsonOut = new JsonOutput(out, several);
         for (Path file : files) {
-            PcapFile capture = CaptureInput.read(file, stdin, "decode", err);
-            if (capture == null) {
-                failed = true;
+            String name = CaptureInput.name(file);
+            if (fields && !selected.isEmpty()) {
+                // -e prints every frame, iWARP or not: the one output that reads the capture whole.
+                failed |= !decodeSelected(file, out, err);
                 continue;
             }
-            CaptureDecode decode = IwarpStreamDecoder.decode(capture);
-            if (decode.iwarpConversations() == 0) {
-                err.println("jiwarp decode: " + CaptureInput.name(file) + ": no iWARP stream (no MPA Request frame in "
-                        + decode.tcpConversations() + " TCP conversation" + (decode.tcpConversations() == 1 ? "" : "s")
-                        + " of " + capture.records().size() + " frames)"
-                        + (capture.warning() == null ? "" : "; the " + capture.warning()));
-                failed = true;
-                continue;
-            }
-            if (json) {
-                jsonParts.add(several ? "{\"file\": " + DecodeJson.string(CaptureInput.name(file)) + ", \"pdus\": "
-                        + DecodeJson.toJson(decode).replace("\n", "\n  ") + "}" : DecodeJson.toJson(decode));
-            } else if (fields && !selected.isEmpty()) {
-                printSelected(out, decode, capture);
-            } else if (fields) {
-                printFields(out, decode);
-            } else {
-                if (several) {
-                    out.println("==> " + CaptureInput.name(file) + " <==");
+            try (CaptureReader reader = CaptureInput.open(file, stdin, "decode", err)) {
+                if (reader == null) {
+                    failed = true;
+                    continue;
                 }
-                printSummary(out, decode, arrow);
-            }
-            for (String note : decode.notes()) {
-                err.println("note: " + (several ? CaptureInput.name(file) + ": " : "") + note);
-            }
-            for (DecodedPdu pdu : decode.pdus()) {
-                problems |= !pdu.problems().isEmpty();
+                boolean[] headed = {false};
+                StreamingDecode decode = new StreamingDecode(pdu -> {
+                    problems[0] |= !pdu.problems().isEmpty();
+                    if (json) {
+                        jsonOut.pdu(name, pdu);
+                    } else if (fields) {
+                        out.println(fieldsLine(pdu));
+                    } else {
+                        if (several && !headed[0]) {
+                            out.println("==> " + name + " <==");
+                            headed[0] = true;
+                        }
+                        out.println(summaryLine(pdu, arrow));
+                    }
+                }, StreamingDecode.DEFAULT_WINDOW);
+                long frames = 0;
+                for (PcapRecord record = reader.next(); record != null; record = reader.next()) {
+                    frames++;
+                    decode.add(record, reader.linkType(record));
+                }
+                decode.finish();
+                if (decode.iwarpConversations() == 0) {
+                    err.println("jiwarp decode: " + name + ": no iWARP stream (no MPA Request frame in "
+                            + decode.tcpConversations() + " TCP conversation" + (decode.tcpConversations() == 1 ? "" : "s")
+                            + " of " + frames + " frames)" + (reader.warning() == null ? "" : "; the " + reader.warning()));
+                    failed = true;
+                    continue;
+                }
+                if (json) {
+                    jsonOut.endFile(name);
+                }
+                List<String> notes = new ArrayList<>();
+                if (reader.warning() != null) {
+                    notes.add(reader.warning());
+                }
+                notes.addAll(decode.notes());
+                for (String note : notes) {
+                    err.println("note: " + (several ? name + ": " : "") + note);
+                }
+            } catch (IOException e) {
+                CaptureInput.failed(file, "decode", err, e);
+                failed = true;
             }
         }
-        if (json && !jsonParts.isEmpty()) {
-            out.println(several ? "[\n  " + String.join(",\n  ", jsonParts) + "\n]" : jsonParts.get(0));
-        }
+        jsonOut.end();
         out.flush();
         err.flush();
-        return failed || (check && problems) ? Jiwarp.EXIT_RUNTIME_ERROR : 0;
+        return failed || (check && problems[0]) ? Jiwarp.EXIT_RUNTIME_ERROR : 0;
+    }
+
+    /**
+     * {@code --json}, written as PDUs come: one array of PDUs, or with several files an array of
+     * {@code {"file": ..., "pdus": [...]}}, one per file that holds iWARP traffic.
+     */
+    private static final class JsonOutput {
+        private final PrintWriter out;
+        private final boolean several;
+        private boolean anyFile;
+        private boolean fileOpen;
+        private boolean anyPdu;
+
+        JsonOutput(PrintWriter out, boolean several) {
+            this.out = out;
+            this.several = several;
+        }
+
+        void pdu(String file, DecodedPdu pdu) {
+            openFile(file);
+            out.print((anyPdu ? "," : "") + (several ? "\n    " : "\n  ") + DecodeJson.toJson(pdu));
+            anyPdu = true;
+        }
+
+        /** The end of a file with iWARP traffic (PDUs or none). */
+        void endFile(String file) {
+            openFile(file);
+            out.print(anyPdu ? (several ? "\n  ]}" : "\n]") : (several ? "]}" : "]"));
+            fileOpen = false;
+            anyPdu = false;
+        }
+
+        private void openFile(String file) {
+            if (fileOpen) {
+                return;
+            }
+            if (several) {
+                out.print((anyFile ? ",\n  " : "[\n  ") + "{\"file\": " + DecodeJson.string(file) + ", \"pdus\": [");
+            } else {
+                out.print("[");
+            }
+            anyFile = true;
+            fileOpen = true;
+        }
+
+        /** The end of the output: nothing when no file held iWARP traffic. */
+        void end() {
+            if (anyFile) {
+                out.println(several ? "\n]" : "");
+            }
+        }
+    }
+
+    /** {@code -e FIELD ...}: every frame's chosen fields; {@code false} when the file could not be decoded. */
+    private boolean decodeSelected(Path file, PrintWriter out, PrintWriter err) {
+        PcapFile capture = CaptureInput.read(file, stdin, "decode", err);
+        if (capture == null) {
+            return false;
+        }
+        CaptureDecode decode = IwarpStreamDecoder.decode(capture);
+        if (decode.iwarpConversations() == 0) {
+            err.println("jiwarp decode: " + CaptureInput.name(file) + ": no iWARP stream (no MPA Request frame in "
+                    + decode.tcpConversations() + " TCP conversation" + (decode.tcpConversations() == 1 ? "" : "s")
+                    + " of " + capture.records().size() + " frames)"
+                    + (capture.warning() == null ? "" : "; the " + capture.warning()));
+            return false;
+        }
+        printSelected(out, decode, capture);
+        for (String note : decode.notes()) {
+            err.println("note: " + (files.size() > 1 ? CaptureInput.name(file) + ": " : "") + note);
+        }
+        return true;
     }
 
     /** The arrow between source and destination: "→" where the output encoding has it, else "->". */
@@ -133,28 +228,24 @@ final class DecodeCommand implements Callable<Integer> {
         return charset.equals(StandardCharsets.UTF_8) || charset.name().startsWith("UTF-") ? "→" : "->";
     }
 
-    private static void printSummary(PrintWriter out, CaptureDecode decode, String arrow) {
-        for (DecodedPdu pdu : decode.pdus()) {
-            StringBuilder line = new StringBuilder(String.format("%5d  %s %s %s  %s", pdu.frameNumber(),
-                    pdu.source(), arrow, pdu.destination(), pdu.summary()));
-            for (String problem : pdu.problems()) {
-                line.append("  [").append(problem).append(']');
-            }
-            out.println(line);
+    private static String summaryLine(DecodedPdu pdu, String arrow) {
+        StringBuilder line = new StringBuilder(String.format("%5d  %s %s %s  %s", pdu.frameNumber(),
+                pdu.source(), arrow, pdu.destination(), pdu.summary()));
+        for (String problem : pdu.problems()) {
+            line.append("  [").append(problem).append(']');
         }
+        return line.toString();
     }
 
-    private static void printFields(PrintWriter out, CaptureDecode decode) {
-        for (DecodedPdu pdu : decode.pdus()) {
-            StringBuilder line = new StringBuilder().append(pdu.frameNumber());
-            for (Map.Entry<String, String> field : pdu.fields().entrySet()) {
-                line.append('\t').append(field.getKey()).append('=').append(field.getValue());
-            }
-            if (pdu.crcGood() != null) {
-                line.append('\t').append("crc_verdict=").append(pdu.crcGood() ? "Good CRC32" : "Bad CRC32");
-            }
-            out.println(line);
+    private static String fieldsLine(DecodedPdu pdu) {
+        StringBuilder line = new StringBuilder().append(pdu.frameNumber());
+        for (Map.Entry<String, String> field : pdu.fields().entrySet()) {
+            line.append('\t').append(field.getKey()).append('=').append(field.getValue());
         }
+        if (pdu.crcGood() != null) {
+            line.append('\t').append("crc_verdict=").append(pdu.crcGood() ? "Good CRC32" : "Bad CRC32");
+        }
+        return line.toString();
     }
 
     private void printSelected(PrintWriter out, CaptureDecode decode, PcapFile capture) {

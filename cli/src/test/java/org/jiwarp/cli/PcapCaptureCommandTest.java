@@ -84,6 +84,12 @@ class PcapCaptureCommandTest {
             assertEquals(List.of(), left.toList(), "temporary files left behind");
         }
         assertFalse(Files.exists(temp.resolve("interrupted.pcap.part")));
+        // Ctrl-C says at once that the capture is being merged, then what was written.
+        String said = read(temp.resolve("client.err"));
+        long packets = PcapFile.read(pcap).records().size();
+        assertTrue(said.contains("jiwarp: stopped; merging the capture into " + pcap + " ...\n"), said);
+        assertTrue(said.matches("(?s).*jiwarp: wrote " + packets + " packets \\([0-9.]+ KiB\\) to "
+                + java.util.regex.Pattern.quote(pcap.toString()) + "\n.*"), packets + " packets; it said:\n" + said);
         Run decoded = jiwarp("decode", pcap);
         assertEquals(0, decoded.exit(), decoded.err());
         assertTrue(decoded.out().contains("MPA Request Frame rev=2"), decoded.out());

@@ -57,25 +57,21 @@ final class AdvertisedStags {
     /** RFC 8797 section 5.1's format identifier, first in its private data. */
     private static final String RFC_8797_MAGIC = "f6ab0e18";
 
-    /** Learns every advertisement in {@code decode}, in frame order. */
-    static AdvertisedStags of(CaptureDecode decode) {
-        AdvertisedStags stags = new AdvertisedStags();
-        for (DecodedPdu pdu : decode.pdus()) {
-            if (pdu.kind() == DecodedPdu.Kind.FPDU) {
-                stags.learn(pdu);
-            } else {
-                stags.negotiated.add(pdu.conversation());
-                // RFC 8797's private data comes first, or after the enhanced MPA IRD/ORD words (RFC 6581).
-                String data = pdu.fields().getOrDefault("iwarp_mpa.privatedata", "");
-                if (data.startsWith(RFC_8797_MAGIC) || data.startsWith(RFC_8797_MAGIC, 8)) {
-                    stags.rfc8797.add(pdu.conversation());
-                }
+    /** Learns the advertisements of a capture's next PDU (PDUs come in frame order). */
+    void learn(DecodedPdu pdu) {
+        if (pdu.kind() != DecodedPdu.Kind.FPDU) {
+            negotiated.add(pdu.conversation());
+            // RFC 8797's private data comes first, or after the enhanced MPA IRD/ORD words (RFC 6581).
+            String data = pdu.fields().getOrDefault("iwarp_mpa.privatedata", "");
+            if (data.startsWith(RFC_8797_MAGIC) || data.startsWith(RFC_8797_MAGIC, 8)) {
+                rfc8797.add(pdu.conversation());
             }
+            return;
         }
-        return stags;
+        learnFromFpdu(pdu);
     }
 
-    private void learn(DecodedPdu pdu) {
+    private void learnFromFpdu(DecodedPdu pdu) {
         Map<String, String> fields = pdu.fields();
         if (fields.containsKey("rpcordma.xid")) {
             rpcHeaders.add(pdu.conversation());

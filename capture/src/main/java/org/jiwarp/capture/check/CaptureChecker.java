@@ -40,19 +40,38 @@ public final class CaptureChecker {
     public static final String DRIFTING_MARKER_QUIRK = "early iWARP implementations put markers on a grid that drifts "
             + "with every FPDU, or write FPDUPTR little-endian";
 
-    private CaptureChecker() {
+    private final AdvertisedStags stags = new AdvertisedStags();
+    private final Map<Integer, Connection> connections = new TreeMap<>();
+
+    /**
+     * A checker that takes a capture's PDUs one at a time, in frame order, as
+     * {@link org.jiwarp.capture.decode.StreamingDecode} hands them on. It keeps, per connection, what
+     * the rules compare the next PDU with (next MSN and message offset per queue, outstanding Read
+     * Requests and RPC-over-RDMA calls), the advertised STags, and each finding's frames.
+     */
+    public CaptureChecker() {
     }
 
     /** Every finding in the capture, ordered by first frame. */
     public static List<Finding> check(CaptureDecode decode) {
-        Map<Integer, List<DecodedPdu>> conversations = new TreeMap<>();
+        CaptureChecker checker = new CaptureChecker();
         for (DecodedPdu pdu : decode.pdus()) {
-            conversations.computeIfAbsent(pdu.conversation(), c -> new ArrayList<>()).add(pdu);
+            checker.add(pdu);
         }
-        AdvertisedStags stags = AdvertisedStags.of(decode);
+        return checker.findings();
+    }
+
+    /** Checks the capture's next PDU (PDUs come in frame order). */
+    public void add(DecodedPdu pdu) {
+        stags.learn(pdu);
+        connections.computeIfAbsent(pdu.conversation(), c -> new Connection(c, stags)).add(pdu);
+    }
+
+    /** Every finding so far, ordered by first frame: call once the last PDU is added. */
+    public List<Finding> findings() {
         List<Finding> findings = new ArrayList<>();
-        for (Map.Entry<Integer, List<DecodedPdu>> conversation : conversations.entrySet()) {
-            findings.addAll(new Connection(conversation.getKey(), stags).check(conversation.getValue()));
+        for (Connection connection : connections.values()) {
+            findings.addAll(connection.findings());
         }
         findings.sort(Comparator.comparing((Finding f) -> f.frames().get(0)).thenComparing(f -> f.rule().ordinal()));
         return findings;
@@ -149,31 +168,43 @@ public final class CaptureChecker {
             return directions.computeIfAbsent(pdu.source(), s -> new Direction(pdu.source() + " -> " + pdu.destination()));
         }
 
-        List<Finding> check(List<DecodedPdu> pdus) {
-            DecodedPdu request = null;
-            DecodedPdu reply = null;
-            for (DecodedPdu pdu : pdus) {
-                switch (pdu.kind()) {
-                    case MPA_REQUEST -> request = pdu;
-                    case MPA_REPLY -> reply = pdu;
-                    default -> { }
-                }
+        private DecodedPdu request;
+        private DecodedPdu reply;
+        private boolean mpaChecked;
+
+        void add(DecodedPdu pdu) {
+            switch (pdu.kind()) {
+                case MPA_REQUEST -> request = pdu;
+                case MPA_REPLY -> reply = pdu;
+                default -> afterMpa(pdu);
             }
+        }
+
+        /** The MPA exchange, once: before the first FPDU (the Reply, if captured, comes before it). */
+        private void mpaBeforeFpdus() {
+            if (mpaChecked) {
+                return;
+            }
+            mpaChecked = true;
             if (request != null) {
                 mpa(request, reply);
             }
-            if (stags.rpcOverRdma(index)) {
+        }
+
+        private void afterMpa(DecodedPdu pdu) {
+            mpaBeforeFpdus();
+            if (calls == null && stags.rpcOverRdma(index)) {
                 calls = new RpcRdmaCalls();
             }
-            for (DecodedPdu pdu : pdus) {
-                if (pdu.kind() == DecodedPdu.Kind.FPDU) {
-                    if (pdu.resynchronised() || (request == null && !directions.containsKey(pdu.source()))) {
-                        joinedLate(direction(pdu));
-                    }
-                    readyToReceive(pdu);
-                    fpdu(pdu);
-                }
+            if (pdu.resynchronised() || (request == null && !directions.containsKey(pdu.source()))) {
+                joinedLate(direction(pdu));
             }
+            readyToReceive(pdu);
+            fpdu(pdu);
+        }
+
+        List<Finding> findings() {
+            mpaBeforeFpdus();
             List<Finding> findings = new ArrayList<>();
             for (Gathered g : gathered.values()) {
                 g.frames.sort(null);

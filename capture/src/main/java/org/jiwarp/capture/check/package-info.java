@@ -26,5 +26,11 @@
  *
  * <p>Known implementation quirks are named as such (Linux siw 6.1's little-endian Terminate
  * bitfields; early implementations' drifting marker grid and little-endian FPDUPTR), so that a report on a real device's capture says what it is looking at.
+ *
+ * <p>{@link org.jiwarp.capture.check.CaptureChecker} takes PDUs one at a time in frame order, so a
+ * capture of any size is checked as it is decoded. What it keeps grows with what the capture shows,
+ * not with its length: per connection the next MSN and message offset of each queue, the
+ * outstanding Read Requests and RPC-over-RDMA calls (bounded by IRD/ORD and credits), the STags
+ * advertised (rping's and perftest's Sends, RPC-over-RDMA chunks), and the frames of each finding.
  */
 package org.jiwarp.capture.check;

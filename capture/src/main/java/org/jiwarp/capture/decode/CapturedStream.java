@@ -34,9 +34,17 @@ final class CapturedStream {
     final boolean missingTail;
 
     CapturedStream(TcpDirection direction, String source, String destination) {
+        this(direction.capturedChunks(), direction.hasGap(), source, destination);
+    }
+
+    /**
+     * The stream of {@code chunks} (in stream order; each chunk whose offset is not the previous
+     * one's end starts a run); {@code gap}: the capture misses octets of the stream, as
+     * {@link TcpDirection#hasGap()}.
+     */
+    CapturedStream(List<StreamChunk> chunks, boolean gap, String source, String destination) {
         this.source = source;
         this.destination = destination;
-        List<StreamChunk> chunks = direction.capturedChunks();
         long total = 0;
         int runs = 0;
         long end = -1;
@@ -73,7 +81,7 @@ final class CapturedStream {
             runEnds[run] = at;
             end = chunk.endOffset();
         }
-        missingTail = direction.hasGap() && runs <= 1;
+        missingTail = gap && runs <= 1;
     }
 
     int runs() {
@@ -124,6 +132,28 @@ final class CapturedStream {
 
     boolean startsWithRequest() {
         return firstRunEnd() >= MpaFrames.KEY_LENGTH && MpaFrames.isRequest(Unpooled.wrappedBuffer(bytes), 0);
+    }
+
+    /**
+     * The captured octets from {@code bytes[index]} on, as chunks with the frames that delivered
+     * them and their stream offsets: what a decoder that stopped at {@code index} carries over.
+     */
+    List<StreamChunk> chunksFrom(int index) {
+        List<StreamChunk> rest = new java.util.ArrayList<>();
+        int run = 0;
+        for (int i = 0; i < chunkStarts.length; i++) {
+            int start = chunkStarts[i];
+            int end = i + 1 < chunkStarts.length ? chunkStarts[i + 1] : bytes.length;
+            while (run < runStarts.length - 1 && start >= runEnds[run]) {
+                run++;
+            }
+            if (end <= index || end == start) {
+                continue;
+            }
+            int from = Math.max(start, index);
+            rest.add(new StreamChunk(chunkFrames[i], streamOffset(run, from), java.util.Arrays.copyOfRange(bytes, from, end)));
+        }
+        return rest;
     }
 
     /** The frame that delivered {@code bytes[index]}. */

@@ -33,16 +33,59 @@ final class FpduDecoder {
     private final long origin;
     private final List<DecodedPdu> pdus;
     private final List<String> notes;
+    /** The stream goes on past what was captured so far: stop at its end instead of reporting it. */
+    private boolean partial;
+    /** Partial: where the next stretch of the stream must be decoded from, or -1 when nothing is left over. */
+    private int resumeAt = -1;
+    /** Partial: the FPDU boundary at {@link #resumeAt} is not known; it must be searched for. */
+    private boolean resumeBySearch;
 
     FpduDecoder(CapturedStream stream, int conversation, boolean crc, boolean markers, int firstFpdu,
+            List<DecodedPdu> pdus, List<String> notes) {
+        this(stream, conversation, crc, markers, stream.streamOffset(firstFpdu), pdus, notes);
+    }
+
+    /** A decoder whose marker grid starts at stream offset {@code origin} (RFC 5044 section 4.3). */
+    FpduDecoder(CapturedStream stream, int conversation, boolean crc, boolean markers, long origin,
             List<DecodedPdu> pdus, List<String> notes) {
         this.stream = stream;
         this.conversation = conversation;
         this.crc = crc;
         this.markers = markers;
-        this.origin = stream.streamOffset(firstFpdu);
+        this.origin = origin;
         this.pdus = pdus;
         this.notes = notes;
+    }
+
+    /**
+     * Makes this a decoder of a stretch of a stream that goes on: the FPDU cut by the stretch's end
+     * is left for the next stretch ({@link #resumeAt()}) instead of being reported as cut.
+     */
+    FpduDecoder partial() {
+        this.partial = true;
+        return this;
+    }
+
+    /** After a partial decode: the index where the next stretch starts, or -1 when nothing is left over. */
+    int resumeAt() {
+        return resumeAt;
+    }
+
+    /** After a partial decode: the next stretch must first search for an FPDU boundary. */
+    boolean resumeBySearch() {
+        return resumeBySearch;
+    }
+
+    boolean crc() {
+        return crc;
+    }
+
+    boolean markers() {
+        return markers;
+    }
+
+    long origin() {
+        return origin;
     }
 
     /**
@@ -87,6 +130,8 @@ final class FpduDecoder {
         int problemPdus;
         /** Octets at the end of the capture that this reading could not read as a whole FPDU. */
         int unreadTail;
+        int resume = -1;
+        boolean search;
 
         Attempt(ContentMarkers content) {
             this.content = content;
@@ -101,6 +146,8 @@ final class FpduDecoder {
             }
             pdus.addAll(found);
             notes.addAll(said);
+            resumeAt = resume;
+            resumeBySearch = search;
         }
 
         void decodeFrom(int start) {
@@ -127,6 +174,10 @@ final class FpduDecoder {
                     said.add(lost + "; no marker found after it");
                 }
                 if (run == stream.runs() - 1) {
+                    if (partial) {
+                        resume = at < end ? at : -1; // the FPDU the stretch cut, whole in the next one
+                        break;
+                    }
                     if (at < end) {
                         unreadTail = end - at;
                         said.add(prefix() + (end - at) + " octets at the end are not a whole FPDU");
@@ -170,6 +221,13 @@ final class FpduDecoder {
                     skippedRuns++;
                 }
                 if (boundary < 0) {
+                    if (partial) {
+                        // The boundary may lie in what comes next: search again from the last stretch.
+                        said.add(note.toString());
+                        resume = stream.runStart(stream.runs() - 1);
+                        search = true;
+                        return;
+                    }
                     said.add(note.append("; no FPDU boundary found in what was captured after it").toString());
                     return;
                 }
@@ -185,7 +243,7 @@ final class FpduDecoder {
                 at = boundary;
                 resynchronised = true;
             }
-            if (stream.missingTail) {
+            if (stream.missingTail && !partial) {
                 said.add(prefix() + "TCP data missing from the capture; decoded up to the gap");
             }
         }

@@ -5,15 +5,11 @@ import io.netty.buffer.Unpooled;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import org.jiwarp.wire.mpa.MpaEnhanced;
 import org.jiwarp.wire.mpa.MpaFrames;
 import org.jiwarp.capture.pcap.PcapFile;
-import org.jiwarp.capture.pcap.StreamChunk;
-import org.jiwarp.capture.pcap.TcpConversation;
-import org.jiwarp.capture.pcap.TcpConversations;
-import org.jiwarp.capture.pcap.TcpDirection;
+import org.jiwarp.capture.pcap.PcapRecord;
 
 /**
  * Decodes the iWARP traffic of a capture: per TCP conversation, finds the MPA Request and Reply by
@@ -29,33 +25,37 @@ public final class IwarpStreamDecoder {
     private IwarpStreamDecoder() {
     }
 
-    /** Decodes every conversation of a capture. */
+    /** Decodes every conversation of a capture held in memory. */
     public static CaptureDecode decode(PcapFile file) {
-        TcpConversations conversations = TcpConversations.of(file);
         List<DecodedPdu> pdus = new ArrayList<>();
+        StreamingDecode stream = new StreamingDecode(pdus::add, Long.MAX_VALUE);
+        for (PcapRecord record : file.records()) {
+            stream.add(record, file.linkType(record));
+        }
         List<String> notes = new ArrayList<>();
         if (file.warning() != null) {
             notes.add(file.warning());
         }
-        int iwarp = 0;
-        for (TcpConversation conversation : conversations.conversations()) {
-            if (decodeConversation(conversation, pdus, notes)) {
-                iwarp++;
-            }
-        }
-        pdus.sort(Comparator.comparingInt(DecodedPdu::frameNumber));
-        RpcRdmaFields.decode(pdus);
-        return new CaptureDecode(pdus, notes, iwarp, conversations.conversations().size());
+        stream.finish();
+        notes.addAll(stream.notes());
+        return new CaptureDecode(pdus, notes, stream.iwarpConversations(), stream.tcpConversations());
     }
 
-    private static boolean decodeConversation(TcpConversation conversation, List<DecodedPdu> pdus,
-            List<String> notes) {
-        String client = endpoint(conversation.clientAddress(), conversation.clientPort());
-        String server = endpoint(conversation.serverAddress(), conversation.serverPort());
-        CapturedStream forward = new CapturedStream(conversation.clientToServer(), client, server);
-        CapturedStream backward = new CapturedStream(conversation.serverToClient(), server, client);
-        forward.receiverMss = conversation.serverToClient().mss();
-        backward.receiverMss = conversation.clientToServer().mss();
+    /**
+     * What {@link #decodeConversation} decided for a conversation: whether it is iWARP, and the
+     * decoder that read each direction's FPDUs ({@code null} where none runs).
+     */
+    record Setup(boolean iwarp, FpduDecoder forward, FpduDecoder backward, boolean forwardByContent,
+            boolean backwardByContent) {
+    }
+
+    /**
+     * Decodes a conversation from its start: the MPA Request and Reply, then FPDUs both ways; or, for
+     * a capture that began later, from the FPDU boundaries found. {@code partial}: the streams go
+     * on past what {@code forward} and {@code backward} hold (see {@link FpduDecoder#partial()}).
+     */
+    static Setup decodeConversation(int index, String client, String server, CapturedStream forward,
+            CapturedStream backward, List<DecodedPdu> pdus, List<String> notes, boolean partial) {
         CapturedStream initiator;
         CapturedStream responder;
         if (forward.startsWithRequest()) {
@@ -65,36 +65,36 @@ public final class IwarpStreamDecoder {
             initiator = backward;
             responder = forward;
         } else {
-            return decodeMidConnection(conversation.index(), client, server, forward, backward, pdus, notes);
+            return decodeMidConnection(index, client, server, forward, backward, pdus, notes, partial);
         }
-        int index = conversation.index();
+        Setup notDecoded = new Setup(true, null, null, false, false);
         ByteBuf requestBytes = Unpooled.wrappedBuffer(initiator.bytes, 0, initiator.firstRunEnd());
         DecodedPdu request = decodeFrame(initiator, requestBytes, index, DecodedPdu.Kind.MPA_REQUEST);
         pdus.add(request);
         if (request.problems().contains(TRUNCATED_FRAME)) {
             notes.add("conversation " + index + ": the capture ends inside the MPA Request");
-            return true;
+            return notDecoded;
         }
         if (privateDataTooLong(requestBytes, index, "Request", notes)) {
-            return true;
+            return notDecoded;
         }
         ByteBuf replyBytes = Unpooled.wrappedBuffer(responder.bytes, 0, responder.firstRunEnd());
         if (responder.firstRunEnd() < MpaFrames.KEY_LENGTH || !MpaFrames.isReply(replyBytes, 0)) {
             notes.add("conversation " + index + ": MPA Request without an MPA Reply");
-            return true;
+            return notDecoded;
         }
         DecodedPdu reply = decodeFrame(responder, replyBytes, index, DecodedPdu.Kind.MPA_REPLY);
         pdus.add(reply);
         if (reply.problems().contains(TRUNCATED_FRAME)) {
             notes.add("conversation " + index + ": the capture ends inside the MPA Reply");
-            return true;
+            return notDecoded;
         }
         if (privateDataTooLong(replyBytes, index, "Reply", notes)) {
-            return true;
+            return notDecoded;
         }
         if (MpaFrames.rejectFlag(replyBytes, 0)) {
             notes.add("conversation " + index + ": the responder rejected the connection (R bit)");
-            return true;
+            return notDecoded;
         }
         // RFC 5044 section 7.1: CRC in both directions if either side set C; M asks the peer for markers.
         boolean crc = MpaFrames.crcFlag(requestBytes, 0) || MpaFrames.crcFlag(replyBytes, 0);
@@ -102,9 +102,16 @@ public final class IwarpStreamDecoder {
         boolean responderMarkers = MpaFrames.markerFlag(requestBytes, 0);
         int requestEnd = MpaFrames.frameLength(requestBytes, 0);
         int replyEnd = MpaFrames.frameLength(replyBytes, 0);
-        new FpduDecoder(initiator, index, crc, initiatorMarkers, requestEnd, pdus, notes).decodeFrom(requestEnd);
-        new FpduDecoder(responder, index, crc, responderMarkers, replyEnd, pdus, notes).decodeFrom(replyEnd);
-        return true;
+        FpduDecoder initiatorFpdus = new FpduDecoder(initiator, index, crc, initiatorMarkers, requestEnd, pdus, notes);
+        FpduDecoder responderFpdus = new FpduDecoder(responder, index, crc, responderMarkers, replyEnd, pdus, notes);
+        if (partial) {
+            initiatorFpdus.partial();
+            responderFpdus.partial();
+        }
+        initiatorFpdus.decodeFrom(requestEnd);
+        responderFpdus.decodeFrom(replyEnd);
+        return initiator == forward ? new Setup(true, initiatorFpdus, responderFpdus, false, false)
+                : new Setup(true, responderFpdus, initiatorFpdus, false, false);
     }
 
     /**
@@ -131,8 +138,8 @@ public final class IwarpStreamDecoder {
      * boundary a chain of plausible FPDUs confirms, and decoded from there, with the skipped octets
      * reported.
      */
-    private static boolean decodeMidConnection(int index, String client, String server, CapturedStream forward,
-            CapturedStream backward, List<DecodedPdu> pdus, List<String> notes) {
+    private static Setup decodeMidConnection(int index, String client, String server, CapturedStream forward,
+            CapturedStream backward, List<DecodedPdu> pdus, List<String> notes, boolean partial) {
         List<CapturedStream> streams = List.of(forward, backward);
         ContentMarkers.Located[] located = new ContentMarkers.Located[2];
         FpduBoundarySearch.Boundary[] plain = new FpduBoundarySearch.Boundary[2];
@@ -162,8 +169,9 @@ public final class IwarpStreamDecoder {
         if (!any) {
             notes.add("conversation " + index + " (" + client + " <-> " + server
                     + "): not iWARP: no MPA Request frame at the start of either direction, and no run of FPDUs");
-            return false;
+            return new Setup(false, null, null, false, false);
         }
+        FpduDecoder[] decoders = new FpduDecoder[2];
         for (int i = 0; i < 2; i++) {
             CapturedStream stream = streams.get(i);
             if (located[i] == null && plain[i] == null) {
@@ -177,17 +185,21 @@ public final class IwarpStreamDecoder {
                     + " skipped; CRC taken as " + (crc ? "on" : "off") + ", markers as "
                     + (located[i] != null ? "on" : "off"));
             FpduDecoder decoder = new FpduDecoder(stream, index, crc, located[i] != null, offset, pdus, notes);
+            if (partial) {
+                decoder.partial();
+            }
             if (located[i] != null) {
                 decoder.decodeFrom(offset, located[i].markers());
             } else {
                 decoder.decodeFrom(offset);
             }
+            decoders[i] = decoder;
         }
-        return true;
+        return new Setup(true, decoders[0], decoders[1], located[0] != null, located[1] != null);
     }
 
     /** The first FPDU a marker points at, in the first run of {@code stream} that holds one, CRC on or off. */
-    private static ContentMarkers.Located firstMarker(CapturedStream stream) {
+    static ContentMarkers.Located firstMarker(CapturedStream stream) {
         for (int run = 0; run < stream.runs(); run++) {
             for (boolean crc : new boolean[] {true, false}) {
                 ContentMarkers.Located located = ContentMarkers.find(stream.bytes, stream.runStart(run),
@@ -201,7 +213,7 @@ public final class IwarpStreamDecoder {
     }
 
     /** The first FPDU boundary in the first run of {@code stream} that holds one. */
-    private static FpduBoundarySearch.Boundary firstBoundary(CapturedStream stream) {
+    static FpduBoundarySearch.Boundary firstBoundary(CapturedStream stream) {
         for (int run = 0; run < stream.runs(); run++) {
             FpduBoundarySearch.Boundary boundary = FpduBoundarySearch.find(stream.bytes, stream.runStart(run),
                     stream.runEnd(run), -1, false, new boolean[] {true, false});
@@ -214,7 +226,7 @@ public final class IwarpStreamDecoder {
 
     static final String TRUNCATED_FRAME = "truncated MPA Request/Reply frame";
 
-    private static DecodedPdu decodeFrame(CapturedStream stream, ByteBuf buf, int conversation, DecodedPdu.Kind kind) {
+    static DecodedPdu decodeFrame(CapturedStream stream, ByteBuf buf, int conversation, DecodedPdu.Kind kind) {
         boolean request = kind == DecodedPdu.Kind.MPA_REQUEST;
         int available = buf.readableBytes();
         int end = available >= MpaFrames.HEADER_LENGTH

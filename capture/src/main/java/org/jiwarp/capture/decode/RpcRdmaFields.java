@@ -55,50 +55,62 @@ public final class RpcRdmaFields {
     private static final int READ_SEGMENT_LENGTH = 20;
     private static final int SEGMENT_LENGTH = 16;
 
-    private RpcRdmaFields() {
+    /** Send messages gathered so far, by conversation, sender and MSN. */
+    private final Map<String, ByteArrayOutputStream> partial = new HashMap<>();
+    private int lastShownFrame = -1;
+
+    /** A decoder of the RPC-over-RDMA headers of one capture's PDUs, given in capture order. */
+    RpcRdmaFields() {
     }
 
     /** Adds the header fields to the PDUs (in capture order) whose Send messages carry one. */
     static void decode(List<DecodedPdu> pdus) {
-        Map<String, ByteArrayOutputStream> partial = new HashMap<>();
-        int lastShownFrame = -1;
+        RpcRdmaFields fields = new RpcRdmaFields();
         for (DecodedPdu pdu : pdus) {
-            byte[] ulpdu = pdu.octets();
-            if (pdu.kind() != DecodedPdu.Kind.FPDU || ulpdu.length < DdpHeaders.UNTAGGED_HEADER_LENGTH) {
-                continue;
-            }
-            ByteBuf buf = Unpooled.wrappedBuffer(ulpdu);
-            RdmapOpcode opcode = RdmapOpcode.valueOf(RdmapHeaders.opcodeCode(buf, 0));
-            if (DdpHeaders.tagged(buf, 0) || (opcode != RdmapOpcode.SEND && opcode != RdmapOpcode.SEND_WITH_INVALIDATE)) {
-                continue;
-            }
-            boolean last = DdpHeaders.last(buf, 0);
-            long offset = DdpHeaders.mo(buf, 0);
-            String message = pdu.conversation() + " " + pdu.source() + " " + DdpHeaders.msn(buf, 0);
-            int payload = DdpHeaders.UNTAGGED_HEADER_LENGTH;
-            byte[] whole;
-            if (offset == 0 && last) {
-                whole = Arrays.copyOfRange(ulpdu, payload, ulpdu.length);
-            } else {
-                ByteArrayOutputStream sofar = offset == 0 ? new ByteArrayOutputStream() : partial.get(message);
-                if (sofar == null || sofar.size() != offset) {
-                    partial.remove(message);
-                    continue;
-                }
-                sofar.write(ulpdu, payload, ulpdu.length - payload);
-                if (!last) {
-                    partial.put(message, sofar);
-                    continue;
-                }
+            fields.add(pdu);
+        }
+    }
+
+    /**
+     * Adds the header fields to {@code pdu} when its Send message, gathered from this and earlier
+     * PDUs, carries one. Memory: the Send messages still being gathered.
+     */
+    void add(DecodedPdu pdu) {
+        byte[] ulpdu = pdu.octets();
+        if (pdu.kind() != DecodedPdu.Kind.FPDU || ulpdu.length < DdpHeaders.UNTAGGED_HEADER_LENGTH) {
+            return;
+        }
+        ByteBuf buf = Unpooled.wrappedBuffer(ulpdu);
+        RdmapOpcode opcode = RdmapOpcode.valueOf(RdmapHeaders.opcodeCode(buf, 0));
+        if (DdpHeaders.tagged(buf, 0) || (opcode != RdmapOpcode.SEND && opcode != RdmapOpcode.SEND_WITH_INVALIDATE)) {
+            return;
+        }
+        boolean last = DdpHeaders.last(buf, 0);
+        long offset = DdpHeaders.mo(buf, 0);
+        String message = pdu.conversation() + " " + pdu.source() + " " + DdpHeaders.msn(buf, 0);
+        int payload = DdpHeaders.UNTAGGED_HEADER_LENGTH;
+        byte[] whole;
+        if (offset == 0 && last) {
+            whole = Arrays.copyOfRange(ulpdu, payload, ulpdu.length);
+        } else {
+            ByteArrayOutputStream sofar = offset == 0 ? new ByteArrayOutputStream() : partial.get(message);
+            if (sofar == null || sofar.size() != offset) {
                 partial.remove(message);
-                whole = sofar.toByteArray();
+                return;
             }
-            if (isRpcOverRdma(whole)) {
-                header(Unpooled.wrappedBuffer(whole), pdu);
-                // Wireshark 4.0 shows the first RPC-over-RDMA message of a frame, no later one.
-                pdu.rpcRdmaUnshown(pdu.frameNumber() == lastShownFrame);
-                lastShownFrame = pdu.frameNumber();
+            sofar.write(ulpdu, payload, ulpdu.length - payload);
+            if (!last) {
+                partial.put(message, sofar);
+                return;
             }
+            partial.remove(message);
+            whole = sofar.toByteArray();
+        }
+        if (isRpcOverRdma(whole)) {
+            header(Unpooled.wrappedBuffer(whole), pdu);
+            // Wireshark 4.0 shows the first RPC-over-RDMA message of a frame, no later one.
+            pdu.rpcRdmaUnshown(pdu.frameNumber() == lastShownFrame);
+            lastShownFrame = pdu.frameNumber();
         }
     }
 

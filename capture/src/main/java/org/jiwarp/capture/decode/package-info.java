@@ -14,5 +14,10 @@
  * markers are also located by their content ({@link org.jiwarp.capture.decode.ContentMarkers}), so
  * that a sender whose marker grid is not RFC 5044 section 4.3's (drifting, FPDUPTR little-endian)
  * still decodes.
+ *
+ * <p>{@link org.jiwarp.capture.decode.StreamingDecode} decodes a capture of any size as its records
+ * are read, in memory bounded by a window of reassembled octets, handing each PDU on in frame
+ * order; {@link org.jiwarp.capture.decode.IwarpStreamDecoder#decode(org.jiwarp.capture.pcap.PcapFile)}
+ * is the same decoding of a capture held in memory, with a window as large as the capture.
  */
 package org.jiwarp.capture.decode;

@@ -1,19 +1,15 @@
 package org.jiwarp.capture.pcap;
 
-import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.util.zip.GZIPInputStream;
-import java.util.zip.ZipException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 /**
- * A capture file read whole into memory: classic libpcap as below, pcapng (read by
+ * A capture file read whole into memory (by {@link CaptureReader}, which reads captures of any
+ * size a record at a time): classic libpcap as below, pcapng (read by
  * {@link PcapNgReader}; one entry of {@link #interfaceLinkTypes()} per interface) or either of them
  * gzip-compressed (as tshark and Wireshark read {@code .pcap.gz}).
  *
@@ -53,18 +49,18 @@ public final class PcapFile {
     /** The pcapng Section Header Block type, the first four bytes of every pcapng file. */
     static final int PCAPNG_MAGIC = 0x0a0d0d0a;
     /** Alexey Kuznetzov's modified pcap format (longer record headers), not supported. */
-    private static final int KUZNETZOV_MAGIC = 0xa1b2cd34;
+    static final int KUZNETZOV_MAGIC = 0xa1b2cd34;
 
-    private static final int MAGIC_OFFSET = 0;
-    private static final int VERSION_MAJOR_OFFSET = 4;
-    private static final int VERSION_MINOR_OFFSET = 6;
-    private static final int SNAPLEN_OFFSET = 16;
-    private static final int NETWORK_OFFSET = 20;
+    static final int MAGIC_OFFSET = 0;
+    static final int VERSION_MAJOR_OFFSET = 4;
+    static final int VERSION_MINOR_OFFSET = 6;
+    static final int SNAPLEN_OFFSET = 16;
+    static final int NETWORK_OFFSET = 20;
 
-    private static final int TS_SEC_OFFSET = 0;
-    private static final int TS_FRACTION_OFFSET = 4;
-    private static final int INCL_LEN_OFFSET = 8;
-    private static final int ORIG_LEN_OFFSET = 12;
+    static final int TS_SEC_OFFSET = 0;
+    static final int TS_FRACTION_OFFSET = 4;
+    static final int INCL_LEN_OFFSET = 8;
+    static final int ORIG_LEN_OFFSET = 12;
 
     private final LinkType linkType;
     private final int linkTypeCode;
@@ -95,20 +91,16 @@ public final class PcapFile {
     }
 
     /**
-     * Reads a whole capture file.
+     * Reads a whole capture file into memory; for captures of any size, read the records one at a
+     * time with {@link CaptureReader}.
      *
-     * @throws PcapFormatException when the file is not a classic pcap file this package can read
+     * @throws PcapFormatException when the file is not a capture this package can read (the message
+     *                             starts with the file's name)
      * @throws IOException         when the file cannot be read at all
      */
     public static PcapFile read(Path path) throws IOException {
-        long size = Files.size(path);
-        if (size > Integer.MAX_VALUE - 8) {
-            throw new PcapFormatException(path + ": " + size + " bytes is too large to read into memory (limit 2 GiB)");
-        }
-        try {
-            return read(Files.readAllBytes(path));
-        } catch (PcapFormatException e) {
-            throw new PcapFormatException(path + ": " + e.getMessage(), e);
+        try (CaptureReader reader = CaptureReader.open(path)) {
+            return readAll(reader);
         }
     }
 
@@ -118,126 +110,58 @@ public final class PcapFile {
      * @throws PcapFormatException when the bytes are not a capture file this package can read
      */
     public static PcapFile read(byte[] bytes) throws PcapFormatException {
-        if (bytes.length >= 2 && bytes[0] == (byte) 0x1f && bytes[1] == (byte) 0x8b) {
-            return gunzipAndRead(bytes);
+        try (CaptureReader reader = CaptureReader.open(bytes)) {
+            return readAll(reader);
+        } catch (PcapFormatException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new IllegalStateException("reading memory failed", e);
         }
-        if (bytes.length == 0) {
-            throw new PcapFormatException("not a pcap file: the file is empty");
-        }
-        if (bytes.length < 4) {
-            throw new PcapFormatException("not a pcap file: only " + bytes.length + " bytes, too short for a magic number");
-        }
-        int magic = int32(bytes, MAGIC_OFFSET, true);
-        boolean bigEndian;
-        boolean nanosecond;
-        if (magic == MAGIC_MICROSECONDS) {
-            bigEndian = true;
-            nanosecond = false;
-        } else if (magic == Integer.reverseBytes(MAGIC_MICROSECONDS)) {
-            bigEndian = false;
-            nanosecond = false;
-        } else if (magic == MAGIC_NANOSECONDS) {
-            bigEndian = true;
-            nanosecond = true;
-        } else if (magic == Integer.reverseBytes(MAGIC_NANOSECONDS)) {
-            bigEndian = false;
-            nanosecond = true;
-        } else if (magic == PCAPNG_MAGIC) {
-            return PcapNgReader.read(bytes);
-        } else if (magic == KUZNETZOV_MAGIC || magic == Integer.reverseBytes(KUZNETZOV_MAGIC)) {
-            throw new PcapFormatException("modified (Kuznetzov) pcap files are not supported; convert with editcap -F pcap");
-        } else {
-            throw new PcapFormatException(String.format(
-                    "not a pcap file: magic 0x%08x (expected 0xa1b2c3d4 or 0xa1b23c4d)", magic));
-        }
-        if (bytes.length < GLOBAL_HEADER_LENGTH) {
-            throw new PcapFormatException("truncated pcap global header: " + bytes.length + " of "
-                    + GLOBAL_HEADER_LENGTH + " bytes");
-        }
-        int versionMajor = uint16(bytes, VERSION_MAJOR_OFFSET, bigEndian);
-        int versionMinor = uint16(bytes, VERSION_MINOR_OFFSET, bigEndian);
-        if (versionMajor != 2) {
-            throw new PcapFormatException("unsupported pcap version " + versionMajor + "." + versionMinor
-                    + " (expected 2.4)");
-        }
-        int snapLength = int32(bytes, SNAPLEN_OFFSET, bigEndian);
-        int linkTypeCode = int32(bytes, NETWORK_OFFSET, bigEndian) & 0xFFFF;
-        LinkType linkType = LinkType.fromCode(linkTypeCode);
-
-        List<PcapRecord> records = new ArrayList<>();
-        String warning = null;
-        int offset = GLOBAL_HEADER_LENGTH;
-        int frameNumber = 1;
-        while (offset < bytes.length) {
-            int left = bytes.length - offset;
-            if (left < RECORD_HEADER_LENGTH) {
-                warning = "file ends in the middle of the header of packet " + frameNumber + " (cut short)";
-                break;
-            }
-            long seconds = int32(bytes, offset + TS_SEC_OFFSET, bigEndian) & 0xFFFF_FFFFL;
-            long fraction = int32(bytes, offset + TS_FRACTION_OFFSET, bigEndian) & 0xFFFF_FFFFL;
-            long inclLen = int32(bytes, offset + INCL_LEN_OFFSET, bigEndian) & 0xFFFF_FFFFL;
-            long origLen = int32(bytes, offset + ORIG_LEN_OFFSET, bigEndian) & 0xFFFF_FFFFL;
-            if (inclLen > MAX_RECORD_LENGTH) {
-                throw new PcapFormatException("packet " + frameNumber + " at file offset " + offset + " claims "
-                        + inclLen + " captured bytes, more than the 256 MiB limit: the file is corrupt");
-            }
-            if (inclLen > left - RECORD_HEADER_LENGTH) {
-                warning = "file ends in the middle of packet " + frameNumber + " (cut short)";
-                break;
-            }
-            int dataStart = offset + RECORD_HEADER_LENGTH;
-            byte[] data = new byte[(int) inclLen];
-            System.arraycopy(bytes, dataStart, data, 0, data.length);
-            long timestampNanos = seconds * 1_000_000_000L + (nanosecond ? fraction : fraction * 1000L);
-            int originalLength = (int) Math.min(origLen, Integer.MAX_VALUE);
-            records.add(new PcapRecord(frameNumber, timestampNanos, originalLength, data));
-            offset = dataStart + data.length;
-            frameNumber++;
-        }
-        return new PcapFile(linkType, linkTypeCode, nanosecond, bigEndian, versionMajor, versionMinor,
-                snapLength, Collections.unmodifiableList(records), warning, false, List.of(linkType));
     }
 
     /**
-     * Reads a whole capture from a stream (standard input for {@code -}).
+     * Reads a whole capture from a stream (standard input for {@code -}) into memory.
      *
      * @throws PcapFormatException when the bytes are not a capture file this package can read
      * @throws IOException         when the stream cannot be read
      */
     public static PcapFile read(InputStream in) throws IOException {
-        return read(in.readAllBytes());
+        try (CaptureReader reader = CaptureReader.open(in)) {
+            return readAll(reader);
+        }
     }
 
-    /**
-     * gzip: decompresses what there is. A compressed file cut short (a capture still being written)
-     * keeps the packets before the cut, as an uncompressed one does.
-     */
-    private static PcapFile gunzipAndRead(byte[] bytes) throws PcapFormatException {
-        ByteArrayOutputStream plain = new ByteArrayOutputStream(bytes.length * 4);
-        String cut = null;
-        try (GZIPInputStream in = new GZIPInputStream(new java.io.ByteArrayInputStream(bytes))) {
-            byte[] buffer = new byte[64 * 1024];
-            for (int n; (n = in.read(buffer)) > 0; ) {
-                plain.write(buffer, 0, n);
-                if (plain.size() > Integer.MAX_VALUE - 64 * 1024 * 2) {
-                    throw new PcapFormatException("the decompressed capture is too large to read into memory (limit 2 GiB)");
-                }
+    /** Every record {@code reader} has left, and its header, in memory. */
+    public static PcapFile read(CaptureReader reader) throws IOException {
+        return readAll(reader);
+    }
+
+    private static PcapFile readAll(CaptureReader reader) throws IOException {
+        List<PcapRecord> records = new ArrayList<>();
+        for (PcapRecord record = reader.next(); record != null; record = reader.next()) {
+            records.add(record);
+        }
+        if (!reader.pcapng()) {
+            return new PcapFile(reader.linkType(), reader.linkTypeCode(), reader.nanosecond(), reader.bigEndian(),
+                    reader.versionMajor(), reader.versionMinor(), reader.snapLength(),
+                    Collections.unmodifiableList(records), reader.warning(), false, reader.interfaceLinkTypes());
+        }
+        // pcapng: the file's link type and clock are those of its first interface this package decodes.
+        List<PcapNgReader.Interface> interfaces = reader.pcapngBlocks().interfaces();
+        PcapNgReader.Interface first = null;
+        for (PcapNgReader.Interface described : interfaces) {
+            if (described.linkType() != null) {
+                first = described;
+                break;
             }
-        } catch (EOFException e) {
-            cut = "the gzip-compressed file is cut short; read the " + plain.size() + " octets before the cut";
-        } catch (ZipException e) {
-            throw new PcapFormatException("not a readable gzip file: " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new PcapFormatException("cannot decompress the gzip file: " + e.getMessage(), e);
         }
-        PcapFile file = read(plain.toByteArray());
-        if (cut == null) {
-            return file;
+        if (first == null && !interfaces.isEmpty()) {
+            LinkType.fromCode(interfaces.get(0).linkTypeCode()); // throws with the list of supported types
         }
-        String warning = file.warning == null ? cut : cut + "; " + file.warning;
-        return new PcapFile(file.linkType, file.linkTypeCode, file.nanosecond, file.bigEndian, file.versionMajor,
-                file.versionMinor, file.snapLength, file.records, warning, file.pcapng, file.interfaceLinkTypes);
+        return new PcapFile(first == null ? null : first.linkType(), first == null ? 0 : first.linkTypeCode(),
+                first != null && first.finerThanMicroseconds(), reader.bigEndian(), reader.versionMajor(),
+                reader.versionMinor(), first == null ? 0 : first.snapLength(), Collections.unmodifiableList(records),
+                reader.warning(), true, reader.interfaceLinkTypes());
     }
 
     /** {@code true} for a pcapng file, {@code false} for a classic pcap file. */

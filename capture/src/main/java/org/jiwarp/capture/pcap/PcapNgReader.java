@@ -1,13 +1,15 @@
 package org.jiwarp.capture.pcap;
 
+import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 /**
- * Reads a pcapng file (the IETF OPSAWG pcapng draft, {@code draft-ietf-opsawg-pcapng}) into a
- * {@link PcapFile}: what {@code dumpcap}, Wireshark and {@code editcap} write by default.
+ * Reads the blocks of a pcapng file (the IETF OPSAWG pcapng draft, {@code draft-ietf-opsawg-pcapng})
+ * one at a time for a {@link CaptureReader}: what {@code dumpcap}, Wireshark and {@code editcap}
+ * write by default. One block is in memory at a time.
  *
  * <pre>
  *   every block:  block type(32) | block total length(32) | body ... | block total length(32)
@@ -48,147 +50,201 @@ final class PcapNgReader {
     private static final int MAX_BLOCK_LENGTH = PcapFile.MAX_RECORD_LENGTH + 4096;
     private static final int DEFAULT_TSRESOL = 6;
 
-    private PcapNgReader() {
-    }
-
     /** One interface description: its link type (null when not decodable) and clock. */
-    private record Interface(int linkTypeCode, LinkType linkType, int snapLength, int tsresol, long tsoffsetSeconds) {
+    record Interface(int linkTypeCode, LinkType linkType, int snapLength, int tsresol, long tsoffsetSeconds) {
+
+        /** {@code true} when the interface's clock is not the default microseconds. */
+        boolean finerThanMicroseconds() {
+            return tsresol != DEFAULT_TSRESOL;
+        }
     }
 
-    static PcapFile read(byte[] bytes) throws PcapFormatException {
-        List<Interface> interfaces = new ArrayList<>();
-        List<PcapRecord> records = new ArrayList<>();
-        String warning = null;
-        boolean bigEndian = true;
-        boolean firstBigEndian = true;
-        int versionMajor = 0;
-        int versionMinor = 0;
-        int sectionBase = 0;
-        int offset = 0;
-        int frameNumber = 1;
-        boolean firstSection = true;
-        while (offset < bytes.length) {
-            int left = bytes.length - offset;
-            if (left < BLOCK_OVERHEAD) {
-                warning = "file ends in the middle of a block header after packet " + (frameNumber - 1) + " (cut short)";
-                break;
+    private final CaptureReader in;
+    private final List<Interface> interfaces = new ArrayList<>();
+    /** The first octets of the next block, when {@link CaptureReader} has read them to tell the format. */
+    private byte[] peeked;
+    private boolean bigEndian = true;
+    private boolean firstBigEndian = true;
+    private int versionMajor;
+    private int versionMinor;
+    private int sectionBase;
+    private boolean firstSection = true;
+
+    /** A reader of the blocks of {@code in}, whose first four octets ({@code start}) were read already. */
+    PcapNgReader(CaptureReader in, byte[] start) {
+        this.in = in;
+        this.peeked = java.util.Arrays.copyOf(start, 4);
+    }
+
+    /** Reads the first Section Header Block, which gives the byte order and the version. */
+    void readFirstSection() throws IOException {
+        if (!readBlock() && firstSection) {
+            throw new PcapFormatException("the pcapng file is cut short inside its section header block");
+        }
+    }
+
+    boolean firstBigEndian() {
+        return firstBigEndian;
+    }
+
+    int versionMajor() {
+        return versionMajor;
+    }
+
+    int versionMinor() {
+        return versionMinor;
+    }
+
+    /** The interfaces described so far, numbered across the file. */
+    List<Interface> interfaces() {
+        return Collections.unmodifiableList(interfaces);
+    }
+
+    /** The next packet, or {@code null} at the end (or a cut, which {@link CaptureReader#cut} records). */
+    PcapRecord next() throws IOException {
+        packet = null;
+        while (packet == null) {
+            if (!readBlock()) {
+                return null;
             }
-            int type = PcapFile.int32(bytes, offset, bigEndian);
-            if (type == SECTION_HEADER) {
-                if (left < 16) {
-                    warning = "file ends in the middle of a section header (cut short)";
-                    break;
+        }
+        return packet;
+    }
+
+    private PcapRecord packet;
+
+    /**
+     * Reads one block and does what it says; {@code false} at the end of the capture or where it is
+     * cut short. A packet block leaves its record in {@link #packet}.
+     */
+    private boolean readBlock() throws IOException {
+        long offset = in.position() - (peeked == null ? 0 : 4);
+        byte[] head = new byte[BLOCK_OVERHEAD];
+        int got = 0;
+        if (peeked != null) {
+            System.arraycopy(peeked, 0, head, 0, 4);
+            got = 4;
+            peeked = null;
+        }
+        got += in.read(head, got, 8 - got);
+        int frameNumber = in.frameNumber();
+        if (got == 0) {
+            return false;
+        }
+        if (got < 8) {
+            return cut(firstSection ? null
+                    : "file ends in the middle of a block header after packet " + (frameNumber - 1) + " (cut short)");
+        }
+        int type = PcapFile.int32(head, 0, bigEndian);
+        if (type == SECTION_HEADER) {
+            if (in.read(head, 8, 4) < 4) {
+                return cut(firstSection ? null : "file ends in the middle of a section header (cut short)");
+            }
+            got = BLOCK_OVERHEAD;
+            int magic = PcapFile.int32(head, 8, true);
+            if (magic == BYTE_ORDER_MAGIC) {
+                bigEndian = true;
+            } else if (magic == Integer.reverseBytes(BYTE_ORDER_MAGIC)) {
+                bigEndian = false;
+            } else {
+                throw new PcapFormatException(String.format("not a pcapng file: section header at file offset %d "
+                        + "has byte-order magic 0x%08x (expected 0x1a2b3c4d)", offset, magic));
+            }
+            if (firstSection) {
+                firstBigEndian = bigEndian;
+            }
+        } else if (firstSection) {
+            throw new PcapFormatException("not a pcapng file: it does not begin with a section header block");
+        }
+        long blockLength = PcapFile.int32(head, 4, bigEndian) & 0xFFFF_FFFFL;
+        if (blockLength < BLOCK_OVERHEAD || blockLength % 4 != 0 || blockLength > MAX_BLOCK_LENGTH) {
+            throw new PcapFormatException("block at file offset " + offset + " has an impossible length "
+                    + blockLength + ": the file is corrupt");
+        }
+        int length = (int) blockLength;
+        byte[] bytes = new byte[length];
+        System.arraycopy(head, 0, bytes, 0, got);
+        if (in.read(bytes, got, length - got) < length - got) {
+            return cut(firstSection ? null : type == ENHANCED_PACKET || type == SIMPLE_PACKET || type == PACKET_OBSOLETE
+                    ? "file ends in the middle of packet " + frameNumber + " (cut short)"
+                    : "file ends in the middle of a block after packet " + (frameNumber - 1) + " (cut short)");
+        }
+        if ((PcapFile.int32(bytes, length - 4, bigEndian) & 0xFFFF_FFFFL) != blockLength) {
+            throw new PcapFormatException("block at file offset " + offset + " ends with a length different "
+                    + "from its start: the file is corrupt");
+        }
+        switch (type) {
+            case SECTION_HEADER -> {
+                if (length < 28) {
+                    throw new PcapFormatException("section header at file offset " + offset + " is too short");
                 }
-                int magic = PcapFile.int32(bytes, offset + 8, true);
-                if (magic == BYTE_ORDER_MAGIC) {
-                    bigEndian = true;
-                } else if (magic == Integer.reverseBytes(BYTE_ORDER_MAGIC)) {
-                    bigEndian = false;
-                } else {
-                    throw new PcapFormatException(String.format("not a pcapng file: section header at file offset %d "
-                            + "has byte-order magic 0x%08x (expected 0x1a2b3c4d)", offset, magic));
+                int major = PcapFile.uint16(bytes, 12, bigEndian);
+                int minor = PcapFile.uint16(bytes, 14, bigEndian);
+                if (major != 1) {
+                    throw new PcapFormatException("unsupported pcapng version " + major + "." + minor
+                            + " (expected 1.0)");
                 }
                 if (firstSection) {
-                    firstBigEndian = bigEndian;
+                    versionMajor = major;
+                    versionMinor = minor;
+                    firstSection = false;
                 }
-            } else if (firstSection) {
-                throw new PcapFormatException("not a pcapng file: it does not begin with a section header block");
+                sectionBase = interfaces.size();
             }
-            long blockLength = PcapFile.int32(bytes, offset + 4, bigEndian) & 0xFFFF_FFFFL;
-            if (blockLength < BLOCK_OVERHEAD || blockLength % 4 != 0 || blockLength > MAX_BLOCK_LENGTH) {
-                throw new PcapFormatException("block at file offset " + offset + " has an impossible length "
-                        + blockLength + ": the file is corrupt");
+            case INTERFACE_DESCRIPTION -> {
+                Interface described = interfaceDescription(bytes, offset, length, bigEndian);
+                interfaces.add(described);
+                in.interfaceDescribed(described.linkType());
             }
-            if (blockLength > left) {
-                warning = type == ENHANCED_PACKET || type == SIMPLE_PACKET || type == PACKET_OBSOLETE
-                        ? "file ends in the middle of packet " + frameNumber + " (cut short)"
-                        : "file ends in the middle of a block after packet " + (frameNumber - 1) + " (cut short)";
-                break;
-            }
-            int length = (int) blockLength;
-            if ((PcapFile.int32(bytes, offset + length - 4, bigEndian) & 0xFFFF_FFFFL) != blockLength) {
-                throw new PcapFormatException("block at file offset " + offset + " ends with a length different "
-                        + "from its start: the file is corrupt");
-            }
-            switch (type) {
-                case SECTION_HEADER -> {
-                    if (length < 28) {
-                        throw new PcapFormatException("section header at file offset " + offset + " is too short");
-                    }
-                    int major = PcapFile.uint16(bytes, offset + 12, bigEndian);
-                    int minor = PcapFile.uint16(bytes, offset + 14, bigEndian);
-                    if (major != 1) {
-                        throw new PcapFormatException("unsupported pcapng version " + major + "." + minor
-                                + " (expected 1.0)");
-                    }
-                    if (firstSection) {
-                        versionMajor = major;
-                        versionMinor = minor;
-                        firstSection = false;
-                    }
-                    sectionBase = interfaces.size();
+            case ENHANCED_PACKET, PACKET_OBSOLETE -> {
+                boolean enhanced = type == ENHANCED_PACKET;
+                if (length < 32) {
+                    throw new PcapFormatException("packet " + frameNumber + " at file offset " + offset
+                            + " is a block too short for its header");
                 }
-                case INTERFACE_DESCRIPTION -> interfaces.add(interfaceDescription(bytes, offset, length, bigEndian));
-                case ENHANCED_PACKET, PACKET_OBSOLETE -> {
-                    boolean enhanced = type == ENHANCED_PACKET;
-                    if (length < 32) {
-                        throw new PcapFormatException("packet " + frameNumber + " at file offset " + offset
-                                + " is a block too short for its header");
-                    }
-                    int localId = enhanced ? PcapFile.int32(bytes, offset + 8, bigEndian)
-                            : PcapFile.uint16(bytes, offset + 8, bigEndian);
-                    Interface in = sectionInterface(interfaces, sectionBase, localId, frameNumber);
-                    long high = PcapFile.int32(bytes, offset + 12, bigEndian) & 0xFFFF_FFFFL;
-                    long low = PcapFile.int32(bytes, offset + 16, bigEndian) & 0xFFFF_FFFFL;
-                    long captured = PcapFile.int32(bytes, offset + 20, bigEndian) & 0xFFFF_FFFFL;
-                    long original = PcapFile.int32(bytes, offset + 24, bigEndian) & 0xFFFF_FFFFL;
-                    if (captured > length - 32) {
-                        throw new PcapFormatException("packet " + frameNumber + " at file offset " + offset
-                                + " claims " + captured + " captured bytes in a block of " + length + ": the file is corrupt");
-                    }
-                    byte[] data = new byte[(int) captured];
-                    System.arraycopy(bytes, offset + 28, data, 0, data.length);
-                    long nanos = timestampNanos(high << 32 | low, in);
-                    records.add(new PcapRecord(frameNumber++, nanos, (int) Math.min(original, Integer.MAX_VALUE), data,
-                            sectionBase + localId));
+                int localId = enhanced ? PcapFile.int32(bytes, 8, bigEndian) : PcapFile.uint16(bytes, 8, bigEndian);
+                Interface described = sectionInterface(interfaces, sectionBase, localId, frameNumber);
+                long high = PcapFile.int32(bytes, 12, bigEndian) & 0xFFFF_FFFFL;
+                long low = PcapFile.int32(bytes, 16, bigEndian) & 0xFFFF_FFFFL;
+                long captured = PcapFile.int32(bytes, 20, bigEndian) & 0xFFFF_FFFFL;
+                long original = PcapFile.int32(bytes, 24, bigEndian) & 0xFFFF_FFFFL;
+                if (captured > length - 32) {
+                    throw new PcapFormatException("packet " + frameNumber + " at file offset " + offset
+                            + " claims " + captured + " captured bytes in a block of " + length + ": the file is corrupt");
                 }
-                case SIMPLE_PACKET -> {
-                    Interface in = sectionInterface(interfaces, sectionBase, 0, frameNumber);
-                    long original = PcapFile.int32(bytes, offset + 8, bigEndian) & 0xFFFF_FFFFL;
-                    long captured = Math.min(original, length - 16);
-                    if (in.snapLength() > 0) {
-                        captured = Math.min(captured, in.snapLength());
-                    }
-                    byte[] data = new byte[(int) captured];
-                    System.arraycopy(bytes, offset + 12, data, 0, data.length);
-                    // A Simple Packet Block carries no timestamp: tshark shows it at time 0.
-                    records.add(new PcapRecord(frameNumber++, 0, (int) Math.min(original, Integer.MAX_VALUE), data,
-                            sectionBase));
-                }
-                default -> {
-                    // Name resolution, interface statistics, decryption secrets, custom blocks: not needed.
-                }
+                byte[] data = java.util.Arrays.copyOfRange(bytes, 28, 28 + (int) captured);
+                long nanos = timestampNanos(high << 32 | low, described);
+                packet = new PcapRecord(frameNumber, nanos, (int) Math.min(original, Integer.MAX_VALUE), data,
+                        sectionBase + localId);
             }
-            offset += length;
+            case SIMPLE_PACKET -> {
+                Interface described = sectionInterface(interfaces, sectionBase, 0, frameNumber);
+                long original = PcapFile.int32(bytes, 8, bigEndian) & 0xFFFF_FFFFL;
+                long captured = Math.min(original, length - 16);
+                if (described.snapLength() > 0) {
+                    captured = Math.min(captured, described.snapLength());
+                }
+                byte[] data = java.util.Arrays.copyOfRange(bytes, 12, 12 + (int) captured);
+                // A Simple Packet Block carries no timestamp: tshark shows it at time 0.
+                packet = new PcapRecord(frameNumber, 0, (int) Math.min(original, Integer.MAX_VALUE), data, sectionBase);
+            }
+            default -> {
+                // Name resolution, interface statistics, decryption secrets, custom blocks: not needed.
+            }
         }
+        return true;
+    }
+
+    /**
+     * The end of the capture inside a block: a cut after the first section (with {@code warning}),
+     * an error inside it.
+     */
+    private boolean cut(String warning) throws PcapFormatException {
         if (firstSection) {
             throw new PcapFormatException("the pcapng file is cut short inside its section header block");
         }
-        List<LinkType> linkTypes = new ArrayList<>();
-        Interface first = null;
-        for (Interface in : interfaces) {
-            linkTypes.add(in.linkType());
-            if (first == null && in.linkType() != null) {
-                first = in;
-            }
-        }
-        if (first == null && !interfaces.isEmpty()) {
-            LinkType.fromCode(interfaces.get(0).linkTypeCode()); // throws with the list of supported types
-        }
-        return new PcapFile(first == null ? null : first.linkType(), first == null ? 0 : first.linkTypeCode(),
-                first != null && first.tsresol() != DEFAULT_TSRESOL, firstBigEndian, versionMajor, versionMinor,
-                first == null ? 0 : first.snapLength(), Collections.unmodifiableList(records), warning, true,
-                Collections.unmodifiableList(linkTypes));
+        in.cut(warning);
+        return false;
     }
 
     private static Interface sectionInterface(List<Interface> interfaces, int sectionBase, int localId, int frame)
@@ -200,17 +256,18 @@ final class PcapNgReader {
         return interfaces.get(sectionBase + localId);
     }
 
-    private static Interface interfaceDescription(byte[] bytes, int offset, int length, boolean bigEndian)
+    /** The Interface Description Block in {@code bytes}, found at {@code offset} in the file. */
+    private static Interface interfaceDescription(byte[] bytes, long offset, int length, boolean bigEndian)
             throws PcapFormatException {
         if (length < 20) {
             throw new PcapFormatException("interface description at file offset " + offset + " is too short");
         }
-        int code = PcapFile.uint16(bytes, offset + 8, bigEndian);
-        int snapLength = PcapFile.int32(bytes, offset + 12, bigEndian);
+        int code = PcapFile.uint16(bytes, 8, bigEndian);
+        int snapLength = PcapFile.int32(bytes, 12, bigEndian);
         int tsresol = DEFAULT_TSRESOL;
         long tsoffset = 0;
-        int at = offset + 16;
-        int end = offset + length - 4;
+        int at = 16;
+        int end = length - 4;
         while (at + 4 <= end) {
             int option = PcapFile.uint16(bytes, at, bigEndian);
             int optionLength = PcapFile.uint16(bytes, at + 2, bigEndian);
@@ -238,6 +295,9 @@ final class PcapNgReader {
     /** Converts a timestamp in the interface's units to nanoseconds since the epoch. */
     static long timestampNanos(long units, Interface in) {
         int resol = in.tsresol();
+        if (resol == 9 && units >= 0) {
+            return units + in.tsoffsetSeconds() * 1_000_000_000L; // what jiwarp and dumpcap write: no arithmetic
+        }
         BigInteger value = new BigInteger(Long.toUnsignedString(units));
         BigInteger nanos;
         if ((resol & 0x80) == 0) {

@@ -35,8 +35,20 @@ public final class TcpConversation {
     }
 
     void add(TcpSegment segment) {
+        directionFrom(segment).add(segment);
+        roles(segment);
+    }
+
+    /** As {@link #add} without keeping the segment; returns its direction. */
+    TcpDirection note(TcpSegment segment) {
         TcpDirection direction = directionFrom(segment);
-        direction.add(segment);
+        direction.note(segment);
+        roles(segment);
+        return direction;
+    }
+
+    private void roles(TcpSegment segment) {
+        TcpDirection direction = directionFrom(segment);
         if (segment.syn() && !roleFromSyn) {
             if (!segment.ack()) {
                 firstIsClient = direction == first;

@@ -22,11 +22,27 @@ import java.util.Map;
  */
 public final class TcpConversations {
 
+    /** Told of each segment once its conversation is known, when segments are not kept. */
+    public interface SegmentListener {
+        void segment(TcpConversation conversation, TcpDirection direction, TcpSegment segment);
+    }
+
     private final Map<Key, TcpConversation> current = new HashMap<>();
     private final List<TcpConversation> conversations = new ArrayList<>();
+    private final SegmentListener listener;
 
     /** An empty set of conversations. */
     public TcpConversations() {
+        this.listener = null;
+    }
+
+    /**
+     * An empty set of conversations that keeps no segments: each goes to {@code listener} instead
+     * (for a {@link StreamReassembler}), so memory does not grow with the capture. The directions'
+     * segments and chunks then stay empty; their SYN, MSS, FIN and RST are kept.
+     */
+    public TcpConversations(SegmentListener listener) {
+        this.listener = java.util.Objects.requireNonNull(listener, "listener");
     }
 
     /** The conversations of every TCP segment in {@code file}; other records are skipped. */
@@ -54,7 +70,11 @@ public final class TcpConversations {
             conversations.add(conversation);
             current.put(key, conversation);
         }
-        conversation.add(segment);
+        if (listener == null) {
+            conversation.add(segment);
+        } else {
+            listener.segment(conversation, conversation.note(segment), segment);
+        }
     }
 
     /** The conversations found so far, by index. */

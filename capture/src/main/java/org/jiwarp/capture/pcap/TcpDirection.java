@@ -2,11 +2,8 @@ package org.jiwarp.capture.pcap;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * One direction of a TCP connection: the segments one endpoint sent, and the byte stream they
@@ -79,6 +76,14 @@ public final class TcpDirection {
 
     void add(TcpSegment segment) {
         segments.add(segment);
+        note(segment);
+    }
+
+    /**
+     * Takes note of what {@code segment} says about the connection (SYN, MSS, FIN, RST, data) without
+     * keeping it: a direction whose bytes a {@link StreamReassembler} puts in order as they come.
+     */
+    void note(TcpSegment segment) {
         if (segment.syn() && isn < 0) {
             isn = segment.sequence();
             synFrame = segment.frameNumber();
@@ -227,119 +232,31 @@ public final class TcpDirection {
 
     // ---- reassembly --------------------------------------------------------------------------
 
-    /** A held-back run of bytes, {@code [start, start + length)} in stream offsets. */
-    private static final class Piece {
-        final long start;
-        final byte[] data;
-        final int offset;
-        final int length;
-        final int frameNumber;
-
-        Piece(long start, byte[] data, int offset, int length, int frameNumber) {
-            this.start = start;
-            this.data = data;
-            this.offset = offset;
-            this.length = length;
-            this.frameNumber = frameNumber;
-        }
-
-        StreamChunk toChunk(int frame, long from) {
-            int skip = (int) (from - start);
-            int from0 = offset + skip;
-            int n = length - skip;
-            byte[] bytes = from0 == 0 && n == data.length ? data : Arrays.copyOfRange(data, from0, from0 + n);
-            return new StreamChunk(frame, from, bytes);
-        }
-
-        long end() {
-            return start + length;
-        }
-    }
-
     private void reassemble() {
         if (!dirty) {
             return;
         }
-        long base = isn >= 0 ? (isn + 1) & SEQUENCE_MASK : startWithoutSyn();
+        long base = isn >= 0 ? (isn + 1) & SEQUENCE_MASK : startWithoutSyn(segments);
         List<StreamChunk> out = new ArrayList<>();
-        TreeMap<Long, Piece> pending = new TreeMap<>();
-        long next = 0;
-        long finOffset = -1;
+        StreamReassembler reassembler = new StreamReassembler(out, Long.MAX_VALUE, base);
         for (TcpSegment segment : segments) {
-            if (segment.rst()) {
-                continue;
-            }
-            long dataSequence = (segment.sequence() + (segment.syn() ? 1 : 0)) & SEQUENCE_MASK;
-            // RFC 9293 section 3.4: compare sequence numbers by their signed 32-bit distance
-            long start = next + (int) (dataSequence - ((base + next) & SEQUENCE_MASK));
-            byte[] payload = segment.payload();
-            long end = start + payload.length;
-            if (segment.fin() && finOffset < 0) {
-                finOffset = end;
-            }
-            if (end <= next) {
-                continue; // nothing new: a retransmission, or a segment without data
-            }
-            long from = Math.max(start, next);
-            hold(pending, from, payload, (int) (from - start), (int) (end - from), segment.frameNumber());
-            next = release(pending, next, segment.frameNumber(), out);
+            reassembler.add(segment);
         }
-        List<StreamChunk> beyond = new ArrayList<>(pending.size());
-        for (Piece piece : pending.values()) {
-            beyond.add(piece.toChunk(piece.frameNumber, piece.start));
-        }
-        this.beyondGaps = Collections.unmodifiableList(beyond);
+        int inOrder = out.size();
+        this.bytes = reassembler.inOrderOctets();
+        reassembler.finish();
+        this.beyondGaps = Collections.unmodifiableList(new ArrayList<>(out.subList(inOrder, out.size())));
+        this.chunks = Collections.unmodifiableList(new ArrayList<>(out.subList(0, inOrder)));
         this.baseSequence = base;
-        this.chunks = Collections.unmodifiableList(out);
-        this.bytes = next;
-        this.gap = !pending.isEmpty() || finOffset > next;
+        this.gap = reassembler.gap();
         this.dirty = false;
     }
 
     /**
-     * Adds {@code [from, from + length)} to the held-back pieces, keeping only the bytes no held
-     * piece already covers (the first copy wins).
+     * Stream offset 0 for a direction whose SYN was not captured, from its first segments; see the
+     * class javadoc.
      */
-    private static void hold(TreeMap<Long, Piece> pending, long from, byte[] data, int offset, int length,
-            int frameNumber) {
-        long end = from + length;
-        long cursor = from;
-        Map.Entry<Long, Piece> floor = pending.floorEntry(from);
-        long scanFrom = floor != null && floor.getValue().end() > from ? floor.getKey() : from;
-        List<Piece> added = new ArrayList<>(2);
-        for (Piece held : pending.subMap(scanFrom, true, end, false).values()) {
-            if (held.start > cursor) {
-                added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (held.start - cursor),
-                        frameNumber));
-            }
-            cursor = Math.max(cursor, held.end());
-            if (cursor >= end) {
-                break;
-            }
-        }
-        if (cursor < end) {
-            added.add(new Piece(cursor, data, offset + (int) (cursor - from), (int) (end - cursor), frameNumber));
-        }
-        for (Piece piece : added) {
-            pending.put(piece.start, piece);
-        }
-    }
-
-    /** Delivers every held piece that is now contiguous with {@code next}; returns the new next. */
-    private static long release(TreeMap<Long, Piece> pending, long next, int frameNumber, List<StreamChunk> out) {
-        while (!pending.isEmpty() && pending.firstKey() <= next) {
-            Piece piece = pending.pollFirstEntry().getValue();
-            if (piece.end() <= next) {
-                continue;
-            }
-            out.add(piece.toChunk(frameNumber, next));
-            next = piece.end();
-        }
-        return next;
-    }
-
-    /** Stream offset 0 for a direction whose SYN was not captured; see the class javadoc. */
-    private long startWithoutSyn() {
+    static long startWithoutSyn(List<TcpSegment> segments) {
         long first = -1;
         int[] starts = new int[START_SEGMENTS]; // signed distances from first
         int[] ends = new int[START_SEGMENTS];

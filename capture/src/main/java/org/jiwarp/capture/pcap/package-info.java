@@ -3,8 +3,10 @@
  * decoder and the output of its synthetic-traffic captures.
  *
  * <ul>
- *   <li>{@link org.jiwarp.capture.pcap.PcapFile} and {@link org.jiwarp.capture.pcap.PcapWriter} read and
- *       write the classic libpcap file format (the tcpdump.org "pcap file format" description):
+ *   <li>{@link org.jiwarp.capture.pcap.CaptureReader} reads a capture of any size one record at a
+ *       time, from a file or a stream; {@link org.jiwarp.capture.pcap.PcapFile} reads a small one
+ *       whole into memory on top of it. {@link org.jiwarp.capture.pcap.PcapWriter} writes
+ *       the classic libpcap file format (the tcpdump.org "pcap file format" description):
  *       both byte orders, microsecond and nanosecond magic, link types from the tcpdump.org
  *       {@code LINKTYPE_} list as {@link org.jiwarp.capture.pcap.LinkType}.
  *       {@link org.jiwarp.capture.pcap.PcapNgReader} and {@link org.jiwarp.capture.pcap.PcapNgWriter}
@@ -25,7 +27,9 @@
  *       traffic of one connection, for captures of jiwarp's own exchanges and for tests.</li>
  * </ul>
  *
- * <p>Everything here works on plain {@code byte[]} and holds whole captures in memory: it is meant
- * for offline decoding and tests, where clarity matters more than allocation.
+ * <p>Everything here works on plain {@code byte[]}: it is meant for offline decoding and tests,
+ * where clarity matters more than allocation. Reading and writing stream, so a capture's size is
+ * limited by the disk only; {@link org.jiwarp.capture.pcap.PcapFile} and
+ * {@link org.jiwarp.capture.pcap.TcpConversations#of(PcapFile)} hold a whole capture.
  */
 package org.jiwarp.capture.pcap;

@@ -59,7 +59,8 @@ import org.jiwarp.wire.mpa.MpaFrames;
  *
  * <p>Everything runs on the connection's event loop. Messages pass on untouched: this handler copies
  * the readable bytes and neither retains nor releases anything. An I/O error ends the capture (with
- * a warning in the log), never the connection.
+ * a warning in the log and a {@code .stopped} file beside the capture, which the CLI reports
+ * when it joins the captures), never the connection.
  */
 public final class PcapCapture extends ChannelDuplexHandler {
 
@@ -335,6 +336,32 @@ public final class PcapCapture extends ChannelDuplexHandler {
                 // Already failing; the first error is the one logged.
             }
             writer = null;
+        }
+        if (file != null) {
+            leaveWordOfTheStop(e);
+        }
+    }
+
+    /** The suffix of the file beside a capture that stopped early; it holds the reason. */
+    public static final String STOPPED_SUFFIX = ".stopped";
+
+    /**
+     * Says beside the file that its capture stopped early, so that whoever joins the captures can
+     * say so: {@code <file>.stopped} holding the reason. On a full disk the reason may not fit, but
+     * an empty file does (it takes no data block).
+     */
+    private void leaveWordOfTheStop(Exception e) {
+        Path word = file.resolveSibling(file.getFileName() + STOPPED_SUFFIX);
+        String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        try {
+            Files.writeString(word, reason);
+        } catch (IOException notEvenThat) {
+            try {
+                Files.deleteIfExists(word);
+                Files.createFile(word);
+            } catch (IOException nothingMore) {
+                // The warning above is all that is left.
+            }
         }
     }
 
