@@ -85,10 +85,17 @@ class ConformCommandTest {
                 "--accept-timeout", 20));
     }
 
+    /** What the targets in a loop printed, the latest last, for a failure's message. */
+    private final java.util.concurrent.ConcurrentLinkedDeque<String> targetOutput =
+            new java.util.concurrent.ConcurrentLinkedDeque<>();
+
     /** {@code jiwarp perftest HOST} to {@code port}, one client after another, until the test ends. */
     private AtomicBoolean perftestClients(int port, String test) {
-        return loop(() -> jiwarp("perftest", "--test", test, "-n", 5, "-p", port, "--timeout", TARGET_TIMEOUT_SECONDS, "--settle", 0,
-                "127.0.0.1"));
+        return loop(() -> {
+            Run run = jiwarp("perftest", "--test", test, "-n", 5, "-p", port, "--timeout", TARGET_TIMEOUT_SECONDS,
+                    "--settle", 0, "--debug", "127.0.0.1");
+            targetOutput.add("--- jiwarp perftest client, exit " + run.exit() + ":\n" + run.out() + run.err());
+        });
     }
 
     /** Runs {@code run} again and again until the test ends or the flag returned is set. */
@@ -208,7 +215,8 @@ class ConformCommandTest {
             int port = freePort();
             AtomicBoolean clients = perftestClients(port, test);
             Run run = jiwarp("conform", "--listen", port, "--app", "ib_" + test + "_bw", "--profile", "jiwarp");
-            assertEquals(0, run.exit(), test + ": " + run.out() + run.err());
+            assertEquals(0, run.exit(), test + ": " + run.out() + run.err() + "\nthe targets printed:\n"
+                    + String.join("\n", targetOutput));
             assertTrue(run.out().contains("(target connects, "), run.out());
             assertTrue(run.out().contains("PASS   perftest      perftest-write-one-past-the-end"), run.out());
             assertTrue(run.out().contains(" KNOWN, 0 FAIL"), run.out());
