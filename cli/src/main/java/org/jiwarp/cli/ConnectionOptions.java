@@ -9,8 +9,9 @@ import org.jiwarp.mpa.CrcPolicy;
 import org.jiwarp.mpa.MarkerPolicy;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.rnic.RnicOptions;
-import picocli.CommandLine;
+import org.jiwarp.tools.Failures;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * The options every connecting subcommand shares (a picocli mixin): how MPA is set up, which

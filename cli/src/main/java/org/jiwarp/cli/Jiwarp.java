@@ -7,11 +7,12 @@ import java.util.Arrays;
 import java.util.Properties;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.jiwarp.tools.Failures;
 import picocli.AutoComplete;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
+import picocli.CommandLine;
 
 /**
  * The {@code jiwarp} command.
@@ -26,7 +27,7 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "jiwarp", mixinStandardHelpOptions = true, versionProvider = Jiwarp.Version.class,
         description = "A pure-Java iWARP stack: MPA (RFC 5044, 6581), DDP (RFC 5041), RDMAP (RFC 5040).",
         subcommands = {BenchCommand.class, DecodeCommand.class, CheckCommand.class, PingCommand.class, NfsCommand.class, CommandLine.HelpCommand.class,
-                org.jiwarp.cli.perftest.PerftestCommand.class, org.jiwarp.cli.conform.ConformCommand.class,
+                org.jiwarp.cli.perftest.PerftestCommand.class, org.jiwarp.cli.ConformCommand.class,
                 AutoComplete.GenerateCompletion.class})
 public final class Jiwarp implements Runnable {
 

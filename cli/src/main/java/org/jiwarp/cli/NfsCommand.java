@@ -26,11 +26,12 @@ import org.jiwarp.rpcrdma.RpcException;
 import org.jiwarp.rpcrdma.RpcRdmaClient;
 import org.jiwarp.rpcrdma.nfs.Fattr3;
 import org.jiwarp.rpcrdma.nfs.Nfs3Client;
-import picocli.CommandLine;
+import org.jiwarp.tools.Failures;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /**
  * {@code jiwarp nfs}: an NFSv3 client over RPC-over-RDMA (RFC 8166, RFC 8267) against a server

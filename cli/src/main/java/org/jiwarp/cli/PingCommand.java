@@ -6,13 +6,14 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
-import org.jiwarp.cli.ping.RpingClient;
-import org.jiwarp.cli.ping.RpingServer;
 import org.jiwarp.rnic.Rnic;
-import picocli.CommandLine;
+import org.jiwarp.tools.Failures;
+import org.jiwarp.tools.rping.RpingClient;
+import org.jiwarp.tools.rping.RpingServer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code jiwarp ping}: rdma-core's rping, interoperable with it in both roles, with rping's flags

@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.jiwarp.testkit.RawPeer;
-import org.jiwarp.testkit.Ulpdus;
+import org.jiwarp.conform.peer.Ulpdus;
+import org.jiwarp.rnic.RawPeer;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;

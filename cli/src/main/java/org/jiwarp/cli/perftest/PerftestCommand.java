@@ -1,18 +1,23 @@
 package org.jiwarp.cli.perftest;
 
-import org.jiwarp.cli.ConnectionOptions;
-
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.jiwarp.cli.ConnectionOptions;
 import org.jiwarp.rnic.Rnic;
-import picocli.CommandLine;
+import org.jiwarp.tools.perftest.PerftestClient;
+import org.jiwarp.tools.perftest.PerftestException;
+import org.jiwarp.tools.perftest.PerftestParameters;
+import org.jiwarp.tools.perftest.PerftestResult;
+import org.jiwarp.tools.perftest.PerftestServer;
+import org.jiwarp.wire.perftest.Verb;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /**
  * {@code jiwarp perftest}: linux-rdma perftest's {@code ib_write_bw}, {@code ib_read_bw},
@@ -212,7 +217,7 @@ public final class PerftestCommand implements Callable<Integer> {
                         : new InetSocketAddress(bind, port);
                 try (PerftestServer perftest = PerftestServer.listen(rnic, address)) {
                     print(err, "jiwarp perftest: " + parameters.program() + " server listening on "
-                            + org.jiwarp.cli.Failures.address(perftest.localAddress()) + " (" + connection.describe() + ")");
+                            + org.jiwarp.tools.Failures.address(perftest.localAddress()) + " (" + connection.describe() + ")");
                     print(out, "\n************************************\n* Waiting for client to connect... *\n"
                             + "************************************");
                     result = perftest.serve(rnic, parameters, Duration.ofSeconds(acceptTimeoutSeconds),

@@ -13,6 +13,8 @@ import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.jiwarp.cli.Jiwarp;
+import org.jiwarp.tools.perftest.BwReport;
+import org.jiwarp.tools.perftest.LatencyReport;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 

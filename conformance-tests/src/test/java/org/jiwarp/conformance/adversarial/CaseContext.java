@@ -11,14 +11,14 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.conform.peer.MpaBytes;
+import org.jiwarp.conform.peer.RawConnection;
+import org.jiwarp.conform.peer.Ulpdus;
 import org.jiwarp.rnic.CompletionQueue;
 import org.jiwarp.rnic.QueuePair;
 import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
-import org.jiwarp.testkit.MpaBytes;
-import org.jiwarp.testkit.RawConnection;
-import org.jiwarp.testkit.Ulpdus;
 import org.jiwarp.wire.mpa.FpduWriter;
 
 /**

@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.jiwarp.conform.peer.RawConnection;
 import org.jiwarp.mpa.MarkerPolicy;
 import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.mpa.RtrType;
@@ -21,7 +22,6 @@ import org.jiwarp.rnic.RnicOptions;
 import org.jiwarp.rnic.WcOpcode;
 import org.jiwarp.rnic.WcStatus;
 import org.jiwarp.rnic.WorkCompletion;
-import org.jiwarp.testkit.RawConnection;
 
 /**
  * Runs catalogue cases against jiwarp targets, each with the same frame around it:

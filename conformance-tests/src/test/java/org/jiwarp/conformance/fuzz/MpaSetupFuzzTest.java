@@ -30,8 +30,8 @@ import org.jiwarp.mpa.MpaSettings;
 import org.jiwarp.mpa.RtrType;
 import org.jiwarp.wire.mpa.FpduReader;
 import org.jiwarp.wire.mpa.MpaEnhanced;
-import org.jiwarp.wire.rdmap.TerminateError;
 import org.jiwarp.wire.mpa.MpaFrames;
+import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
  * Fuzzes MPA connection setup (RFC 5044 section 7.1, RFC 6581) on an {@link EmbeddedChannel}: the
@@ -355,9 +355,9 @@ class MpaSetupFuzzTest {
             require(frame != null, "no TERM after the setup frame");
             require(!rest.isReadable(), "octets after the TERM");
             require(!crc || frame.crcGood(), "the TERM's CRC");
-            require(org.jiwarp.testkit.TerminateCheck.problems(frame.ulpdu, error,
-                    org.jiwarp.testkit.TerminateCheck.Carried.NOTHING, null).isEmpty(), "the TERM is not "
-                    + error.describe() + ": " + org.jiwarp.testkit.TerminateCheck.describe(frame.ulpdu));
+            require(org.jiwarp.conform.peer.TerminateCheck.problems(frame.ulpdu, error,
+                    org.jiwarp.conform.peer.TerminateCheck.Carried.NOTHING, null).isEmpty(), "the TERM is not "
+                    + error.describe() + ": " + org.jiwarp.conform.peer.TerminateCheck.describe(frame.ulpdu));
         } finally {
             rest.release();
         }
