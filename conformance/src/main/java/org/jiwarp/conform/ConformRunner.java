@@ -121,7 +121,7 @@ public final class ConformRunner implements AutoCloseable {
 
     private Judgement runOne(ConformCase c) {
         Future<Judgement> future = executor.submit(() -> attempt(c));
-        long limit = HUNG_AFTER_TIMEOUTS * timeoutMillis + waitMillis;
+        long limit = HUNG_AFTER_TIMEOUTS * timeoutMillis + waitMillis + ExhaustionCases.ownBoundMillis(c);
         try {
             return future.get(limit, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
