@@ -179,13 +179,19 @@ final class ExhaustionCases {
         SocketAddress target = s.peer.socket().getRemoteSocketAddress();
         byte[] half = java.util.Arrays.copyOf(Session.request(true, false).bytes(), MpaFrames.KEY_LENGTH / 2);
         List<Socket> idle = new ArrayList<>();
+        int refused = 0;
         try {
             for (int i = 0; i < IDLE_CONNECTIONS; i++) {
                 Socket socket = new Socket();
-                idle.add(socket);
-                socket.connect(target, (int) Math.max(1000, s.timeoutMillis));
-                if (i % 2 == 1) {
-                    socket.getOutputStream().write(half);
+                try {
+                    socket.connect(target, (int) Math.max(1000, s.timeoutMillis));
+                    if (i % 2 == 1) {
+                        socket.getOutputStream().write(half);
+                    }
+                    idle.add(socket);
+                } catch (IOException e) {
+                    refused++; // a full backlog: the target keeps nothing for it
+                    socket.close();
                 }
             }
             long opened = System.nanoTime();
@@ -207,8 +213,8 @@ final class ExhaustionCases {
                     default -> { }
                 }
             }
-            String served = "it served rping while " + IDLE_CONNECTIONS + " connections sat idle (half of them with "
-                    + "half an MPA Request)";
+            String served = "it served rping while " + idle.size() + " connections sat idle (half of them with "
+                    + "half an MPA Request" + (refused > 0 ? "; it refused " + refused + " more" : "") + ")";
             if (open > 0 || answered > 0) {
                 return Judgement.fail(served + ", but " + (open > 0 ? open + " of them were still open after "
                         + IDLE_CLOSE_MILLIS / 1000 + " s" : "") + (open > 0 && answered > 0 ? " and " : "")
@@ -247,7 +253,12 @@ final class ExhaustionCases {
                 new byte[0]).bytes();
         long start = System.nanoTime();
         try (Socket trickle = new Socket()) {
-            trickle.connect(s.peer.socket().getRemoteSocketAddress(), (int) Math.max(1000, s.timeoutMillis));
+            try {
+                trickle.connect(s.peer.socket().getRemoteSocketAddress(), (int) Math.max(1000, s.timeoutMillis));
+            } catch (IOException e) {
+                return Judgement.fail("the target did not accept the connection to trickle a Request on ("
+                        + e.getMessage() + ")");
+            }
             trickle.setTcpNoDelay(true);
             Thread writer = new Thread(() -> {
                 try {
