@@ -64,7 +64,7 @@ public final class ConformCommand implements Callable<Integer> {
     /** What {@code --group} takes, as the report names the groups. */
     static final class GroupChoices extends org.jiwarp.cli.OptionChoices<Group> {
         GroupChoices() {
-            super(Group.class, "MPA", "DDP", "RDMAP", "CRC", "SEGMENTATION", "CORRUPTION", "CRASH", "PERFTEST");
+            super(Group.class, "MPA", "DDP", "RDMAP", "CRC", "SEGMENTATION", "CORRUPTION", "CRASH", "EXHAUSTION", "PERFTEST");
         }
     }
 

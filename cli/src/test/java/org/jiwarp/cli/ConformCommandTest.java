@@ -145,7 +145,7 @@ class ConformCommandTest {
         assertEquals(Set.of(), withVerdict(verdicts, "FAIL"), run.out());
         // RFC 6581 9.1's 0x3FFF and RFC 5040 5.2.1's zero-length Read are met since issue 15: none is left.
         assertEquals(Set.of(), withVerdict(verdicts, "KNOWN"), run.out());
-        for (String group : List.of("mpa", "ddp", "rdmap", "crc", "segmentation")) {
+        for (String group : List.of("mpa", "ddp", "rdmap", "crc", "segmentation", "corruption", "crash", "exhaustion")) {
             assertTrue(run.out().contains("\"group\": \"" + group + "\""), group);
         }
         String xml = Files.readString(junit, StandardCharsets.UTF_8);
@@ -177,6 +177,9 @@ class ConformCommandTest {
         // The bounds only the client's advertisement gives (rping's start_buf and its size).
         assertTrue(run.out().contains("PASS   ddp           write-past-the-end"), run.out());
         assertTrue(run.out().contains("PASS   rdmap         read-past-the-end"), run.out());
+        // The exhaustion group and the broken Replies in sequence run when the target connects too.
+        assertTrue(run.out().contains("PASS   exhaustion    bad-crc-while-not-reading"), run.out());
+        assertTrue(run.out().contains("PASS   crash         mpa-replies-broken-in-sequence"), run.out());
         assertFalse(run.out().contains("request-bad-key"), "a case for the other role ran");
     }
 

@@ -101,6 +101,7 @@ public final class ConformCatalogue {
         readResponses(e);
         segmentation(e);
         HostileInputCases.add(e);
+        ExhaustionCases.add(e);
         PerftestCases.add(e);
         return e;
     }

@@ -121,7 +121,7 @@ public final class ConformRunner implements AutoCloseable {
 
     private Judgement runOne(ConformCase c) {
         Future<Judgement> future = executor.submit(() -> attempt(c));
-        long limit = HUNG_AFTER_TIMEOUTS * timeoutMillis + waitMillis;
+        long limit = HUNG_AFTER_TIMEOUTS * timeoutMillis + waitMillis + ExhaustionCases.ownBoundMillis(c);
         try {
             return future.get(limit, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -169,6 +169,7 @@ public final class ConformRunner implements AutoCloseable {
         }
         try (Session s = opened) {
             current = s;
+            s.opener(() -> role == Role.TARGET_LISTENS ? connect() : accept());
             try {
                 setUp(c, s);
             } catch (IOException e) {
@@ -241,15 +242,7 @@ public final class ConformRunner implements AutoCloseable {
         if (c.setup() == ConformCase.Setup.MANUAL || s.program.perftest()) {
             return;
         }
-        boolean crc = c.setup() == ConformCase.Setup.CRC;
-        if (role == Role.TARGET_LISTENS) {
-            s.initiate(Session.request(crc, false));
-        } else {
-            if (s.readRequest() == null) {
-                throw new Session.SetupRefused("the target closed the connection before its MPA Request");
-            }
-            s.respond(s.reply(crc));
-        }
+        s.setUp(c.setup() == ConformCase.Setup.CRC);
     }
 
     /** Connects to the target, waiting out a target that is down and restarting it once when asked. */

@@ -18,7 +18,9 @@ import org.jiwarp.wire.rdmap.TerminateError;
  *       case began, then the close (RFC 5040 section 5.4);</li>
  *   <li>{@link #carriesOn}: no error; the next step of rping's exchange gets its answer;</li>
  *   <li>{@link #refused}: MPA setup ends in a close without a Reply, or a Reply with R then a close;</li>
- *   <li>{@link #closesWithoutFpdus}: the target, as initiator, closes after a bad Reply, sending no FPDU.</li>
+ *   <li>{@link #closesWithoutFpdus}: the target, as initiator, closes after a bad Reply, sending no FPDU;</li>
+ *   <li>{@link #closesAndServesOn}: after this end's Terminate, the close, and the next connection served;</li>
+ *   <li>{@link #holds}: a rule the case checks itself (the exhaustion group's resource rules).</li>
  * </ul>
  */
 interface Expect {
@@ -367,5 +369,55 @@ interface Expect {
                 return what;
             }
         };
+    }
+
+    /** What a {@link #holds} case checks once its stimulus is over. */
+    @FunctionalInterface
+    interface Check {
+        Judgement judge(Session s) throws Exception;
+    }
+
+    /**
+     * A rule the case checks itself ({@code check}): most often one the RFCs leave to the
+     * implementation, the resource rule every trusted stack keeps, which {@code what} states.
+     */
+    static Expect holds(String what, Check check) {
+        return new Expect() {
+            @Override
+            public Judgement judge(Session s) throws Exception {
+                return check.judge(s);
+            }
+
+            @Override
+            public String describe() {
+                return what;
+            }
+        };
+    }
+
+    /**
+     * After this end's Terminate, however malformed: the target closes the connection, sending
+     * nothing on it but at most a Terminate of its own, and serves rping's exchange on the next
+     * connection (RFC 5040 section 5.4: the stream is over; a target that stops answering fails).
+     */
+    static Expect closesAndServesOn() {
+        return holds("the target closes the connection, sending nothing but at most a Terminate, and a fresh "
+                + "connection then carries rping's exchange", s -> {
+                    boolean closed = s.peer.awaitClosed(s.timeoutMillis);
+                    Observation seen = Observation.of(s);
+                    if (!closed) {
+                        return Judgement.fail("it " + seen.describe() + " " + s.timeoutMillis
+                                + " ms after this end's Terminate");
+                    }
+                    if (seen.ulpdus().size() > (seen.terminate() == null ? 0 : 1) || !seen.problems().isEmpty()) {
+                        return Judgement.fail("it " + seen.describe() + "; after this end's Terminate it should "
+                                + "have sent nothing but at most a Terminate");
+                    }
+                    String after = s.exchangeOnAnotherConnection();
+                    return after == null
+                            ? Judgement.pass("it " + seen.describe() + "; a fresh connection then carried rping's "
+                                    + "exchange")
+                            : Judgement.fail("it " + seen.describe() + "; then, on a fresh connection: " + after);
+                });
     }
 }

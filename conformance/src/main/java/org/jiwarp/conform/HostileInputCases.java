@@ -1,5 +1,6 @@
 package org.jiwarp.conform;
 
+import static org.jiwarp.conform.Expect.closesAndServesOn;
 import static org.jiwarp.conform.Expect.terminate;
 import static org.jiwarp.conform.peer.TerminateCheck.Carried.DDP_AND_READ_REQUEST;
 import static org.jiwarp.conform.peer.TerminateCheck.Carried.DDP_HEADER;
@@ -8,14 +9,20 @@ import static org.jiwarp.wire.rdmap.TerminateError.DDP_TAGGED_INVALID_STAG;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_TAGGED_INVALID_VERSION;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_UNTAGGED_INVALID_VERSION;
 import static org.jiwarp.wire.rdmap.TerminateError.LLP_CRC_ERROR;
+import static org.jiwarp.wire.rdmap.TerminateError.RDMAP_INVALID_STAG;
 import static org.jiwarp.wire.rdmap.TerminateError.RDMAP_INVALID_VERSION;
 
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import org.jiwarp.conform.peer.Ulpdus;
 import org.jiwarp.wire.ddp.DdpHeaders;
 import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
+import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateHeader;
 
 /**
  * Inputs that break real implementations rather than the letter of one field:
@@ -31,6 +38,14 @@ import org.jiwarp.wire.rdmap.RdmapOpcode;
  *       {@code siw_get_hdr()} rejects before the FPDU's receive context is set up sent the error path
  *       to a NULL context, and the kernel crashed. The verdict is the RFC's Terminate; a target that
  *       stops answering fails this case or those after it.</li>
+ *   <li>{@link Group#CRASH} too: Terminates whose attached headers lie about their length (RFC 5040
+ *       section 4.8: HdrCt says headers follow that the ULPDU does not hold, a DDP Segment Length
+ *       longer than what is carried, a Terminate shorter than its own control field), which a
+ *       receiver that trusts the lengths reads past the message; the answer is the close (section
+ *       5.4), and the target serves the next connection. And broken MPA Requests (target listens) or
+ *       Replies (target connects) one after another on fresh connections, each answered as RFC 5044
+ *       section 7.1 says, then a good setup: the MPA group's own broken setups, run in sequence,
+ *       and frames cut short before a close.</li>
  * </ul>
  */
 final class HostileInputCases {
@@ -110,6 +125,8 @@ final class HostileInputCases {
     }
 
     private static void crash(List<ConformCase> e) {
+        lyingTerminates(e);
+        setupsInSequence(e);
         // A DDP version the RFC does not know (0), each opcode in its own model and queue.
         for (RdmapOpcode opcode : List.of(RdmapOpcode.SEND, RdmapOpcode.SEND_WITH_INVALIDATE, RdmapOpcode.SEND_WITH_SE,
                 RdmapOpcode.SEND_WITH_SE_AND_INVALIDATE, RdmapOpcode.RDMA_READ_REQUEST, RdmapOpcode.TERMINATE)) {
@@ -145,6 +162,140 @@ final class HostileInputCases {
                             Session.UNKNOWN_STAG, 0, 8)),
                     terminate(List.of(RDMAP_INVALID_VERSION, DDP_TAGGED_INVALID_STAG), List.of(DDP_HEADER))));
         }
+    }
+
+    /** Terminates whose attached headers lie about their length: RFC 5040 4.8, 5.4. */
+    private static void lyingTerminates(List<ConformCase> e) {
+        String section = "RFC 5040 4.8 (HdrCt, DDP Segment Length), 5.4";
+        byte[] readRequest = Ulpdus.readRequest(1, Session.PEER_SINK_STAG, Session.PEER_SINK_TO, READ_SIZE,
+                Session.UNKNOWN_STAG, 0);
+        byte[] write = Ulpdus.write(Session.UNKNOWN_STAG, 0, WRITE_PAYLOAD);
+        int mdr = TerminateHeader.HDRCT_M | TerminateHeader.HDRCT_D | TerminateHeader.HDRCT_R;
+        int md = TerminateHeader.HDRCT_M | TerminateHeader.HDRCT_D;
+        e.add(c("terminate-says-headers-follow-but-ends", Group.CRASH, section,
+                s -> s.sendGood(lyingTerminate(RDMAP_INVALID_STAG, mdr, new byte[0])),
+                closesAndServesOn()));
+        e.add(c("terminate-without-its-read-request-header", Group.CRASH, section,
+                s -> s.sendGood(lyingTerminate(RDMAP_INVALID_STAG, mdr,
+                        carried(readRequest.length, readRequest, DdpHeaders.UNTAGGED_HEADER_LENGTH))),
+                closesAndServesOn()));
+        e.add(c("terminate-ddp-header-cut-short", Group.CRASH, section,
+                s -> s.sendGood(lyingTerminate(DDP_TAGGED_INVALID_STAG, md, carried(write.length, write, 6))),
+                closesAndServesOn()));
+        e.add(c("terminate-ddp-segment-length-past-what-is-carried", Group.CRASH, section,
+                s -> s.sendGood(lyingTerminate(DDP_TAGGED_INVALID_STAG, md,
+                        carried(0xFFFF, write, DdpHeaders.TAGGED_HEADER_LENGTH))),
+                closesAndServesOn()));
+        e.add(c("terminate-shorter-than-its-control-field", Group.CRASH, section,
+                s -> s.sendGood(Ulpdus.truncate(Ulpdus.terminate(TerminateError.LLP_CRC_ERROR),
+                        DdpHeaders.UNTAGGED_HEADER_LENGTH + TerminateHeader.CONTROL_LENGTH / 2)),
+                closesAndServesOn()));
+    }
+
+    /** A Terminate (queue 2, MSN 1) whose control word names {@code error} and {@code hdrct}, then {@code body}. */
+    private static byte[] lyingTerminate(TerminateError error, int hdrct, byte[] body) {
+        return Ulpdus.terminate(Ulpdus.UNTAGGED_LAST, DdpHeaders.QN_TERMINATE, 1, 0,
+                TerminateHeader.controlWord(error, hdrct), body);
+    }
+
+    /** A Terminate's body after its control word: the DDP Segment Length, then {@code octets} of {@code ulpdu}. */
+    private static byte[] carried(int segmentLength, byte[] ulpdu, int octets) {
+        byte[] body = new byte[TerminateHeader.DDP_SEGMENT_LENGTH_LENGTH + octets];
+        body[0] = (byte) (segmentLength >>> 8);
+        body[1] = (byte) segmentLength;
+        System.arraycopy(ulpdu, 0, body, TerminateHeader.DDP_SEGMENT_LENGTH_LENGTH, octets);
+        return body;
+    }
+
+    /** One broken MPA setup of a sequence: what the raw peer does and what the target must answer. */
+    private record BrokenSetup(String name, ConformCase.Action action, Expect expect) {
+
+        /** The MPA group's case {@code name}, as a step. */
+        static BrokenSetup of(String name) {
+            for (ConformCase c : ConformCatalogue.all()) {
+                if (c.name().equals(name)) {
+                    return new BrokenSetup(name, c.action(), c.expect());
+                }
+            }
+            throw new IllegalStateException("no case " + name);
+        }
+    }
+
+    /** Broken MPA Requests and Replies one after another on fresh connections: RFC 5044 7.1. */
+    private static void setupsInSequence(List<ConformCase> e) {
+        e.add(new ConformCase("mpa-requests-broken-in-sequence", Group.CRASH, Role.TARGET_LISTENS,
+                EnumSet.of(Program.RPING), "RFC 5044 7.1.1, 7.1.2; RFC 6581 6, 9", ConformCase.Setup.MANUAL, s -> { },
+                Expect.holds("seven broken MPA Requests one after another, each on a fresh connection (five of the "
+                        + "mpa group's, a Request cut short in its key and one cut short in its private data, each "
+                        + "then closed): each is refused (a close without a Reply, or a Reply with R and a close), "
+                        + "and a good setup then carries rping's exchange", s -> inSequence(s, List.of(
+                                BrokenSetup.of("request-bad-key"),
+                                BrokenSetup.of("request-with-the-reply-key"),
+                                BrokenSetup.of("request-revision-3"),
+                                BrokenSetup.of("request-private-data-513"),
+                                BrokenSetup.of("request-enhanced-without-ird-ord"),
+                                new BrokenSetup("request-cut-short-in-its-key", t -> cutShort(t,
+                                        Session.request(true, false).bytes(), 8), Expect.refused()),
+                                new BrokenSetup("request-cut-short-in-its-private-data", t -> cutShort(t,
+                                        Session.request(true, false).withClaimedLength(40).bytes(), 24),
+                                        Expect.refused()))))));
+        e.add(new ConformCase("mpa-replies-broken-in-sequence", Group.CRASH, Role.TARGET_CONNECTS,
+                EnumSet.of(Program.RPING), "RFC 5044 7.1.1, 7.1.2 rules 3 and 9; RFC 6581 10",
+                ConformCase.Setup.MANUAL, s -> { },
+                Expect.holds("seven broken MPA Replies one after another, each to the target's Request on a fresh "
+                        + "connection (six of the mpa group's and a Reply cut short in its key, then closed): the "
+                        + "target closes each connection sending no FPDU, connects again, and a good Reply then "
+                        + "carries rping's exchange", s -> inSequence(s, List.of(
+                                BrokenSetup.of("reply-bad-key"),
+                                BrokenSetup.of("reply-revision-3"),
+                                BrokenSetup.of("reply-private-data-513"),
+                                BrokenSetup.of("reply-unenhanced-to-an-enhanced-request"),
+                                BrokenSetup.of("reply-rejects"),
+                                BrokenSetup.of("reply-cut-short-then-close"),
+                                new BrokenSetup("reply-cut-short-in-its-key", t -> {
+                                    if (t.readRequest() != null) {
+                                        cutShort(t, t.reply(true).bytes(), 8);
+                                    }
+                                }, Expect.closesWithoutFpdus()))))));
+    }
+
+    /** Writes the first {@code octets} of {@code frame}, then closes this end's half of the connection. */
+    private static void cutShort(Session s, byte[] frame, int octets) throws IOException {
+        s.peer.write(Arrays.copyOf(frame, octets));
+        s.peer.shutdownOutput();
+    }
+
+    /**
+     * Runs each broken setup on a connection of its own (the case's own first), judges the target's
+     * answer to each, then asks rping's exchange of a fresh connection.
+     */
+    private static Judgement inSequence(Session s, List<BrokenSetup> setups) throws Exception {
+        List<String> answers = new ArrayList<>();
+        for (int i = 0; i < setups.size(); i++) {
+            BrokenSetup setup = setups.get(i);
+            Session t = i == 0 ? s : s.another();
+            try {
+                try {
+                    setup.action().run(t);
+                } catch (IOException ignored) {
+                    // the target may have closed already; its answer says whether rightly
+                }
+                Judgement j = setup.expect().judge(t);
+                if (!j.pass()) {
+                    return Judgement.fail("setup " + (i + 1) + " of " + setups.size() + " (" + setup.name() + "): "
+                            + j.observed() + (answers.isEmpty() ? "" : "; before it, " + String.join("; ", answers)));
+                }
+                answers.add(setup.name() + ": " + j.observed());
+            } finally {
+                if (t != s) {
+                    t.close();
+                }
+            }
+        }
+        String after = s.exchangeOnAnotherConnection();
+        String seen = String.join("; ", answers);
+        return after == null ? Judgement.pass(seen + "; then a good setup carried rping's exchange")
+                : Judgement.fail(seen + "; then a good setup failed: " + after);
     }
 
     /** An untagged ULPDU of 8 octets on {@code opcode}'s queue, MSN 1, as the first of its queue. */

@@ -77,12 +77,78 @@ final class Session implements AutoCloseable {
     /** Target listens: the target's Read Request of this end's advertised buffer. */
     private byte[] targetRead;
     private boolean responded;
+    /** Opens another connection to the target (connects, or accepts the target's next), or {@code null}. */
+    private Opener opener;
 
     Session(Role role, Socket socket, long timeoutMillis, long firstFpduPauseMillis) throws IOException {
         this.role = role;
         this.timeoutMillis = timeoutMillis;
         this.firstFpduPauseMillis = firstFpduPauseMillis;
         this.peer = new RawConnection(socket);
+    }
+
+    /** How the runner opens a connection to the target: it connects, or accepts the target's next. */
+    @FunctionalInterface
+    interface Opener {
+        /** The connection, or {@code null} when the target did not accept or connect in time. */
+        Socket open() throws Exception;
+    }
+
+    Session opener(Opener another) {
+        this.opener = another;
+        return this;
+    }
+
+    /**
+     * A session on another connection to the target (a second one while this one is held, or the
+     * next when the target connects again), not set up yet; the caller closes it.
+     *
+     * @throws SetupRefused when the target does not accept (or make) the connection
+     */
+    Session another() throws Exception {
+        Socket socket = opener == null ? null : opener.open();
+        if (socket == null) {
+            throw new SetupRefused(role == Role.TARGET_LISTENS ? "the target did not accept another connection"
+                    : "the target did not connect again");
+        }
+        return new Session(role, socket, timeoutMillis, firstFpduPauseMillis).opener(opener);
+    }
+
+    /**
+     * rping's MPA setup, CRCs asked for when {@code crc}: the Request and its Reply (target listens),
+     * or the target's Request, this end's Reply and the target's first Send (target connects).
+     */
+    void setUp(boolean crc) throws Exception {
+        if (role == Role.TARGET_LISTENS) {
+            initiate(request(crc, false));
+        } else {
+            if (readRequest() == null) {
+                throw new SetupRefused("the target closed the connection before its MPA Request");
+            }
+            respond(reply(crc));
+        }
+    }
+
+    /**
+     * rping's exchange on another connection of its own, from MPA setup (with CRCs) to the target's
+     * answer to the exchange's next step: {@code null} when the target carried it, else what it did
+     * instead, in words.
+     */
+    String exchangeOnAnotherConnection() throws Exception {
+        try (Session other = another()) {
+            try {
+                other.setUp(true);
+                other.learnRegion();
+                other.probe(Splitter.WHOLE);
+                return null;
+            } catch (SetupRefused | CaseFailure e) {
+                return e.getMessage();
+            } catch (IOException e) {
+                return "the connection failed (" + (e.getMessage() == null ? "no reason given" : e.getMessage()) + ")";
+            }
+        } catch (SetupRefused e) {
+            return e.getMessage();
+        }
     }
 
     // ---------------------------------------------------------------------------------------------

@@ -15,5 +15,12 @@
  * RFC 5040 section 7.2), Tagged Offset wrap, access rights (RFC 5040 section 7.2, Remote Protection
  * Error 0x02) and whole-region Writes and Reads (RFC 5041 section 5.2, RFC 5040 sections 5.2.1 and
  * 5.2.2). Markers are negotiated (RFC 5044 sections 4.3 and 7.1.1) by the MPA group's marker cases.
+ *
+ * <p>Three groups test what breaks real stacks rather than one field ({@code HostileInputCases},
+ * {@code ExhaustionCases}): one bit flipped under CRC, inputs that crashed real
+ * stacks (invalid first FPDUs, Terminates whose headers lie about their length, broken MPA setups in
+ * sequence), and peers that hold the target's resources (Read Responses never read, a bad frame sent
+ * while not reading, idle connections, an MPA Request one octet a second), judged where the RFCs set
+ * no bound by the resource rule every trusted stack keeps.
  */
 package org.jiwarp.conform;
