@@ -33,6 +33,7 @@ import org.jiwarp.tools.rping.RpingServer;
 import org.jiwarp.wire.rdmap.TerminateError;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -129,12 +130,18 @@ public class JiwarpRpingConformTest {
         }
     }
 
+    /** What jiwarp reported and logged is looked at case by case. */
+    @BeforeEach
+    void forgetTheCaseBefore() {
+        serverEvents.clear();
+        clientEvents.clear();
+        targetLog.clear();
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("listening")
     @Timeout(value = 2, unit = TimeUnit.MINUTES)
     void targetListens(ConformCase c) throws Exception {
-        serverEvents.clear();
-        targetLog.clear();
         CaseResult result = passes(toServer, c);
         awaitTrue(() -> server.clientsGone() == server.clients(), () -> "jiwarp's rping server still has "
                 + (server.clients() - server.clientsGone()) + " connection(s) open " + SETTLE_MILLIS
@@ -153,8 +160,6 @@ public class JiwarpRpingConformTest {
     @MethodSource("connecting")
     @Timeout(value = 2, unit = TimeUnit.MINUTES)
     void targetConnects(ConformCase c) throws Exception {
-        clientEvents.clear();
-        targetLog.clear();
         CompletableFuture<RpingClient.Result> client = RpingClient.run(clientRnic,
                 (InetSocketAddress) listener.getLocalSocketAddress(), null, PING_SIZE, 1, false, false, text -> { },
                 targetLog::add);
