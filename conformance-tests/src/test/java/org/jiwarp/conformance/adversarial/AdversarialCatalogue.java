@@ -20,7 +20,6 @@ import static org.jiwarp.wire.rdmap.TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATE
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_UNTAGGED_INVALID_MO;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_UNTAGGED_INVALID_MSN_RANGE;
-import static org.jiwarp.wire.rdmap.TerminateError.DDP_UNTAGGED_INVALID_QN;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_UNTAGGED_INVALID_VERSION;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_UNTAGGED_MESSAGE_TOO_LONG;
 import static org.jiwarp.wire.rdmap.TerminateError.LLP_CONNECTION_LOST;
@@ -628,12 +627,6 @@ public final class AdversarialCatalogue {
                 },
                 accepted("a Write with all four Rsvd bits set is placed", ctx -> { }))
                 .allow(r -> List.of(r.inWrite(0, 16), r.inReceive(0, 4))));
-        e.add(op("stag-unknown", "RFC 5041 7.1 (tagged 1), 7.2; RFC 5040 8.1.1",
-                ctx -> ctx.send(Ulpdus.write(UNKNOWN_STAG, ctx.writeTo(0), 16)),
-                terminate(DDP_TAGGED_INVALID_STAG, DDP_HEADER)));
-        e.add(op("stag-with-a-wrong-key", "RFC 5041 7.1 (tagged 1)",
-                ctx -> ctx.send(Ulpdus.write(ctx.writeStag() ^ 0x01, ctx.writeTo(0), 16)),
-                terminate(DDP_TAGGED_INVALID_STAG, DDP_HEADER)));
         e.add(op("stag-of-another-protection-domain", "RFC 5041 8.2, 8.3.1 rule 1, 7.2",
                 ctx -> ctx.send(Ulpdus.write(ctx.regions.foreign.stag(), ctx.regions.foreign.address(), 16)),
                 terminate(DDP_TAGGED_STAG_NOT_ASSOCIATED, DDP_HEADER)));
@@ -663,9 +656,6 @@ public final class AdversarialCatalogue {
         e.add(op("read-from-a-write-only-region", "RFC 5040 7.2 (Read Request 4), 4.8",
                 ctx -> ctx.send(readOf(1, ctx.regions.writeOnly, 0, 16)),
                 terminate(RDMAP_ACCESS_RIGHTS_VIOLATION, DDP_AND_READ_REQUEST)));
-        e.add(op("read-source-stag-unknown", "RFC 5040 7.2 (Read Request 4a), 5.2.1",
-                ctx -> ctx.send(readOf(1, UNKNOWN_STAG, 0, 16)),
-                terminate(RDMAP_INVALID_STAG, DDP_AND_READ_REQUEST)));
         e.add(op("read-source-stag-invalidated", "RFC 5040 7.2 (Read Request 4a)",
                 ctx -> ctx.send(readOf(1, ctx.regions.invalidated, 0, 16)),
                 terminate(RDMAP_INVALID_STAG, DDP_AND_READ_REQUEST)));
@@ -708,15 +698,6 @@ public final class AdversarialCatalogue {
 
     // DDP untagged buffers: RFC 5041 sections 4.1, 4.3, 5.2, 5.3, 7.1, 7.2; RFC 5040 5.3, 6.1.
     private static void ddpUntagged(List<Entry> e) {
-        e.add(op("ddp-version-0-read-request", "RFC 5041 4.1 (DV), 7.2",
-                ctx -> ctx.send(Ulpdus.readRequest(DdpHeaders.controlByte(false, true, 0, 0),
-                        rdmap(RdmapOpcode.RDMA_READ_REQUEST), DdpHeaders.QN_READ_REQUEST, 1, 0, PEER_SINK_STAG,
-                        PEER_SINK_TO, 8, ctx.regions.readOnly.stag(), ctx.regions.readOnly.address())),
-                terminate(DDP_UNTAGGED_INVALID_VERSION, DDP_HEADER)));
-        // RFC 7306 section 5 makes queue 3 RDMAP's (Atomic Responses): see send-on-queue-3.
-        e.add(op("queue-number-5", "RFC 5041 7.1 (untagged 1), 7.2; RFC 5040 4.1",
-                ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, 5, 1, 0, 8)),
-                terminate(DDP_UNTAGGED_INVALID_QN, DDP_HEADER)));
         e.add(op("send-msn-replay", "RFC 5041 7.1 (untagged 5), 5.3 (at most once)",
                 ctx -> {
                     ctx.sendGood(Ulpdus.send(1, 8));
@@ -732,9 +713,6 @@ public final class AdversarialCatalogue {
                     ctx.send(readOf(1, ctx.regions.readOnly, 0, 8));
                 },
                 terminate(DDP_UNTAGGED_INVALID_MSN_RANGE, DDP_HEADER)));
-        e.add(op("send-first-segment-mo-not-zero", "RFC 5041 4.3 (MO), 7.1 (untagged 3)",
-                ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_SEND, 1, 8, 8)),
-                terminate(DDP_UNTAGGED_INVALID_MO, DDP_HEADER)));
         e.add(op("send-mo-gap", "RFC 5041 5.2, 7.1 (untagged 3)",
                 ctx -> {
                     ctx.sendGood(Ulpdus.sendSegment(false, 1, 0, 16));
@@ -821,10 +799,6 @@ public final class AdversarialCatalogue {
         e.add(op("send-on-queue-3", "RFC 5040 5.3 (queue 0); RFC 7306 5 (queue 3: Atomic Responses)",
                 ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_ATOMIC_RESPONSE,
                         1, 0, 8)),
-                terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
-        e.add(op("terminate-on-queue-0", "RFC 5040 5.4 (queue 2)",
-                ctx -> ctx.send(Ulpdus.terminate(UNTAGGED_LAST, DdpHeaders.QN_SEND, 1, 0,
-                        TerminateHeader.controlWord(LLP_CRC_ERROR, 0), new byte[0])),
                 terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
         e.add(op("read-response-placed", "RFC 5040 5.2.2, 5.5 rule 19",
                 ctx -> {
