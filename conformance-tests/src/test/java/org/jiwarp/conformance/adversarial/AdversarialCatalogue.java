@@ -14,7 +14,6 @@ import static org.jiwarp.conformance.adversarial.Outcome.connected;
 import static org.jiwarp.conformance.adversarial.Outcome.setupClosed;
 import static org.jiwarp.conformance.adversarial.Outcome.terminate;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_LOCAL_CATASTROPHIC;
-import static org.jiwarp.wire.rdmap.TerminateError.DDP_TAGGED_BASE_OR_BOUNDS_VIOLATION;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_TAGGED_INVALID_STAG;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_TAGGED_STAG_NOT_ASSOCIATED;
 import static org.jiwarp.wire.rdmap.TerminateError.DDP_UNTAGGED_INVALID_MO;
@@ -636,9 +635,6 @@ public final class AdversarialCatalogue {
         e.add(op("stag-deregistered", "RFC 5041 8.3 rule 2, 8.3.1 rule 4",
                 ctx -> ctx.send(Ulpdus.write(ctx.regions.deregisteredStag, ctx.regions.deregisteredAddress, 16)),
                 terminate(DDP_TAGGED_INVALID_STAG, DDP_HEADER)));
-        e.add(op("write-to-before-the-base", "RFC 5041 7.1 (tagged 3), 8.3.1 rule 3",
-                ctx -> ctx.send(Ulpdus.write(ctx.writeStag(), ctx.writeTo(-1), 8)),
-                terminate(DDP_TAGGED_BASE_OR_BOUNDS_VIOLATION, DDP_HEADER)));
         e.add(op("write-to-a-read-only-region", "RFC 5040 7.2, RFC 5041 8.3.1 rule 5",
                 ctx -> ctx.send(Ulpdus.write(ctx.regions.readOnly.stag(), ctx.regions.readOnly.address(), 8)),
                 terminate(RDMAP_ACCESS_RIGHTS_VIOLATION, DDP_HEADER)));
@@ -662,15 +658,6 @@ public final class AdversarialCatalogue {
         e.add(op("read-source-of-another-protection-domain", "RFC 5040 7.2 (Read Request 4b), 8.1.1 rule 1",
                 ctx -> ctx.send(readOf(1, ctx.regions.foreign, 0, 16)),
                 terminate(RDMAP_STAG_NOT_ASSOCIATED, DDP_AND_READ_REQUEST)));
-        e.add(op("read-source-past-the-end", "RFC 5040 7.2 (Read Request 4c, 4d)",
-                ctx -> ctx.send(readOf(1, ctx.regions.readOnly, JiwarpTarget.REGION_LENGTH - 8, 16)),
-                terminate(RDMAP_BASE_OR_BOUNDS_VIOLATION, DDP_AND_READ_REQUEST)));
-        e.add(op("read-source-before-the-base", "RFC 5040 7.2 (Read Request 4c)",
-                ctx -> ctx.send(readOf(1, ctx.regions.readOnly, -16, 8)),
-                terminate(RDMAP_BASE_OR_BOUNDS_VIOLATION, DDP_AND_READ_REQUEST)));
-        e.add(op("read-source-to-wraps", "RFC 5040 7.2 (Read Request 4e)",
-                ctx -> ctx.send(readOf(1, ctx.regions.readOnly.stag(), -8L, 16)),
-                terminate(RDMAP_TO_WRAP, DDP_AND_READ_REQUEST)));
         e.add(op("read-answered-with-the-data", "RFC 5040 5.2.1, 5.2.2, 4.4",
                 ctx -> ctx.sendGood(readOf(1, ctx.regions.readOnly, 8, 32)),
                 accepted("the Read Response carries the region's octets to the requested sink", ctx -> {
@@ -796,10 +783,6 @@ public final class AdversarialCatalogue {
                     terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
         }
         rfc7306(e);
-        e.add(op("send-on-queue-3", "RFC 5040 5.3 (queue 0); RFC 7306 5 (queue 3: Atomic Responses)",
-                ctx -> ctx.send(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_ATOMIC_RESPONSE,
-                        1, 0, 8)),
-                terminate(RDMAP_UNEXPECTED_OPCODE, DDP_HEADER)));
         e.add(op("read-response-placed", "RFC 5040 5.2.2, 5.5 rule 19",
                 ctx -> {
                     ByteBuf request = serverReads(ctx);
