@@ -50,6 +50,7 @@ import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 import org.jiwarp.wire.rdmap.ReadRequestHeader;
 import org.jiwarp.wire.rdmap.TerminateError;
+import org.jiwarp.wire.rdmap.TerminateHeader;
 
 /**
  * The cases {@code jiwarp conform} applies to a black box through rping's protocol, by group. They
@@ -323,7 +324,7 @@ public final class ConformCatalogue {
                     s.sendGood(send);
                     s.awaitApplicationReaction();
                 })));
-        for (long qn : new long[] {3, 4, 0xFFFF_FFFFL}) {
+        for (long qn : new long[] {3, 4, 5, 0xFFFF_FFFFL}) {
             // RFC 7306 section 4 makes queue 3 (Atomic Responses) valid: an implementation of it
             // refuses a Send there as the wrong opcode for the queue, one without it as an invalid QN.
             e.add(op("queue-number-" + (qn == 0xFFFF_FFFFL ? "ffffffff" : Long.toString(qn)), Group.DDP,
@@ -374,6 +375,18 @@ public final class ConformCatalogue {
                             8, s.stag, s.to));
                 },
                 termAny(MSN_ERRORS, DDP_HEADER)));
+        e.add(op("send-first-segment-mo-not-zero", Group.DDP, "RFC 5041 4.3 (MO), 7.1 (untagged 3)",
+                s -> s.sendOffending(Ulpdus.untagged(UNTAGGED_LAST, rdmap(RdmapOpcode.SEND), 0, DdpHeaders.QN_SEND,
+                        s.nextSendMsn, 8, 8)),
+                term(DDP_UNTAGGED_INVALID_MO)));
+        e.add(op("ddp-version-0-read-request", Group.DDP, "RFC 5041 4.1 (DV), 7.2",
+                s -> {
+                    s.learnRegion();
+                    s.sendOffending(Ulpdus.readRequest(DdpHeaders.controlByte(false, true, 0, 0),
+                            rdmap(RdmapOpcode.RDMA_READ_REQUEST), DdpHeaders.QN_READ_REQUEST, s.nextReadMsn, 0,
+                            Session.PEER_SINK_STAG, Session.PEER_SINK_TO, 8, s.stag, s.to));
+                },
+                term(DDP_UNTAGGED_INVALID_VERSION)));
         e.add(op("read-request-mo-not-zero", Group.DDP, "RFC 5041 4.3 (MO), 7.1 (untagged 3)",
                 s -> {
                     s.learnRegion();
@@ -562,6 +575,10 @@ public final class ConformCatalogue {
                     s.learnRegion();
                     s.sendOffending(Ulpdus.tagged(TAGGED_LAST, rdmap(RdmapOpcode.TERMINATE), s.stag, s.to, 4));
                 },
+                term(RDMAP_UNEXPECTED_OPCODE)));
+        e.add(op("terminate-on-queue-0", Group.RDMAP, "RFC 5040 5.4 (queue 2)",
+                s -> s.sendOffending(Ulpdus.terminate(UNTAGGED_LAST, DdpHeaders.QN_SEND, s.nextSendMsn, 0,
+                        TerminateHeader.controlWord(LLP_CRC_ERROR, 0), new byte[0])),
                 term(RDMAP_UNEXPECTED_OPCODE)));
         e.add(op("send-with-invalidate-of-an-unknown-stag", Group.RDMAP, "RFC 5040 5.3, 7.2",
                 s -> s.sendOffending(Ulpdus.sendWithInvalidate(s.nextSendMsn, Session.UNKNOWN_STAG, 8)),

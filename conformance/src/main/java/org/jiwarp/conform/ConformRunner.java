@@ -15,6 +15,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import org.jiwarp.conform.peer.TerminateCheck;
+import org.jiwarp.wire.rdmap.TerminateError;
 
 /**
  * Runs cases against one target, each on a connection of its own, and always finishes: a target
@@ -45,6 +47,8 @@ public final class ConformRunner implements AutoCloseable {
         return t;
     });
     private volatile Session current;
+    /** The error of the Terminate the target sent in the case running now, once it is judged. */
+    private volatile TerminateError lastTerminate;
     private boolean debug;
     private int unreachableLimit;
     private int unreachableInARow;
@@ -103,9 +107,10 @@ public final class ConformRunner implements AutoCloseable {
         unreachableInARow = 0;
         for (ConformCase c : cases) {
             long start = System.nanoTime();
+            lastTerminate = null;
             Judgement judgement = runOne(c);
             CaseResult result = CaseResult.of(c, judgement, known,
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), lastTerminate);
             results.add(result);
             done.accept(result);
             if (unreachableLimit > 0 && unreachableInARow >= unreachableLimit) {
@@ -196,6 +201,9 @@ public final class ConformRunner implements AutoCloseable {
                 return Judgement.fail(e.getMessage());
             } catch (RuntimeException e) {
                 return cannotGoOn(c, s, stopped, e);
+            } finally {
+                byte[] terminate = Observation.of(s).terminate();
+                lastTerminate = terminate == null ? null : TerminateCheck.error(terminate);
             }
         } finally {
             current = null;

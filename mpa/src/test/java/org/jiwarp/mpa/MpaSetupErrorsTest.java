@@ -230,7 +230,7 @@ class MpaSetupErrorsTest {
         ByteBuf[] replies = {
             reply(MpaFrames.ENHANCED_FLAG, 2, new byte[4]), // enhanced answer to a rev 1 Request
             reply(0, 7, new byte[0]),                      // unknown revision (a reserved bit is ignored: see
-                                                           // AdversarialPeerTest's reply-reserved-flag-bit)
+                                                           // the conformance library's reply-reserved-flag-bit)
             request(0, 1, new byte[0]),                    // a Request key instead of a Reply
         };
         for (ByteBuf reply : replies) {

@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Stream;
+import org.jiwarp.conform.ConformCatalogue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -39,6 +42,17 @@ class AdversarialPeerTest {
             assertTrue(c.name().matches("[a-z0-9-]+"), c.name());
             assertTrue(c.section().startsWith("RFC "), c.name() + ": " + c.section());
         }
+    }
+
+    /**
+     * A stimulus lives in one place: a case the conformance library has (run against jiwarp by
+     * {@code JiwarpRpingConformTest}) is not built again here.
+     */
+    @Test
+    void noCaseIsAlsoTheConformanceLibrarys() {
+        Set<String> both = new TreeSet<>(AdversarialCatalogue.names());
+        both.retainAll(ConformCatalogue.names());
+        assertEquals(Set.of(), both, "cases in both catalogues");
     }
 
     @AfterAll

@@ -1,6 +1,5 @@
 package org.jiwarp.conformance.adversarial;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -17,7 +16,6 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.jiwarp.conform.peer.MpaBytes;
 import org.jiwarp.conform.peer.RawConnection;
 import org.jiwarp.conform.peer.TerminateCheck.Carried;
 import org.jiwarp.conform.peer.TerminateCheck;
@@ -41,8 +39,8 @@ import org.jiwarp.wire.rdmap.TerminateError;
  *   <li>{@link #closed}: the connection closes without a Terminate from jiwarp (a lost LLP, or the
  *       peer's own Terminate);</li>
  *   <li>{@link #accepted}: nothing goes wrong; the case's check sees the effect;</li>
- *   <li>{@link #setupClosed} / {@link #setupRejected}: during MPA startup, a close without a Reply
- *       (or a Reply with R set, then a close), and the MPA error behind it;</li>
+ *   <li>{@link #setupClosed}: during MPA startup, a close without a Reply, and the MPA error behind
+ *       it (the Requests a black box refuses are the conformance library's cases);</li>
  *   <li>{@link #connectFails} / {@link #connected}: jiwarp as initiator.</li>
  * </ul>
  */
@@ -189,24 +187,6 @@ interface Outcome {
         };
     }
 
-    /** MPA startup: a Reply with R set, then a close; the live listener reports {@code mpaError}. */
-    static Outcome setupRejected(TerminateError mpaError) {
-        return new Outcome() {
-            @Override
-            public void verify(CaseContext ctx) throws Exception {
-                MpaBytes.Parsed reply = ctx.peer.readMpaFrame(WAIT_MILLIS);
-                assertTrue(reply.reply() && reply.reject(), "a Reply with R set: flags " + reply.flags());
-                assertEquals(0, ctx.peer.readUntilClosed(WAIT_MILLIS).length, "nothing after the rejection");
-                assertLiveSetupError(ctx, mpaError, null);
-            }
-
-            @Override
-            public String describe() {
-                return "Reply with R set, close, MPA error " + mpaError.describe();
-            }
-        };
-    }
-
     /**
      * The live listener reported the setup failure of this connection with {@code mpaError} (with
      * {@code elapse}, a timer of that length ended the setup).
@@ -273,24 +253,6 @@ interface Outcome {
             public String describe() {
                 return "connect fails with MPA error " + mpaError.describe() + ", TERM " + mpaError.describe()
                         + " sent, close";
-            }
-        };
-    }
-
-    /** jiwarp as initiator reports the rejection with the responder's private data, and closes. */
-    static Outcome connectRejected(byte[] privateData) {
-        return new Outcome() {
-            @Override
-            public void verify(CaseContext ctx) throws Exception {
-                Throwable cause = connectFailure(ctx);
-                assertInstanceOf(MpaRejectedException.class, cause, String.valueOf(cause));
-                assertArrayEquals(privateData, ((MpaRejectedException) cause).privateData());
-                assertEquals(0, ctx.peer.readUntilClosed(WAIT_MILLIS).length);
-            }
-
-            @Override
-            public String describe() {
-                return "connect reports the rejection and its private data, close";
             }
         };
     }

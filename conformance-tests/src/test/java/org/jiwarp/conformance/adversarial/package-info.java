@@ -12,5 +12,9 @@
  * patterned arena ({@code JiwarpTarget}), while a second, healthy queue pair on the same RNIC does
  * verified Writes and Sends ({@code HealthyPair}); afterwards no octet outside the case's target may
  * have changed. {@code RnicReceiveFuzzTest} feeds the same set-up fuzzed segments.
+ *
+ * <p>The black-box stimuli (a case rping's exchange can carry to any implementation) are not here:
+ * they are the conformance library's, run against jiwarp in-process by
+ * {@code org.jiwarp.conformance.conform.JiwarpRpingConformTest}.
  */
 package org.jiwarp.conformance.adversarial;

@@ -27,7 +27,10 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.jiwarp.conform.ConformCase;
+import org.jiwarp.conform.Role;
 import org.jiwarp.conformance.adversarial.AdversarialCatalogue;
+import org.jiwarp.conformance.conform.JiwarpRpingConformTest;
 import org.jiwarp.testing.Prerequisites;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -35,13 +38,16 @@ import org.junit.jupiter.api.Test;
 /**
  * Checks the requirement matrix {@code rfc-requirements.tsv}: every applicable MUST and MUST NOT of
  * RFC 5044, 5041, 5040, 6581 and 7306 names at least one test, every named test exists in some module's
- * test sources, every adversarial catalogue case backs some requirement, and the coverage per RFC and
+ * test sources (and every named case in its catalogue), every adversarial catalogue case backs some requirement, and the coverage per RFC and
  * level is printed and written to {@code target/rfc-coverage.md}, and every named test ran and
  * passed in this build (the surefire reports of every module, {@link TestReports}).
  *
  * <p>A test is named {@code Class#method}, found by scanning {@code ../*}{@code /src/test/java} for a
- * {@code void method(} inside the body of {@code class Class}; or
- * {@code AdversarialPeerTest#catalogue[case]} for one entry of the adversarial catalogue.
+ * {@code void method(} inside the body of {@code class Class}; or {@code Class#method[case]} for one
+ * case of a catalogue that a parameterized test runs, one invocation a case ({@link #CATALOGUES}):
+ * {@code AdversarialPeerTest#catalogue[case]} for jiwarp's white-box catalogue,
+ * {@code JiwarpRpingConformTest#targetListens[case]} and {@code #targetConnects[case]} for the
+ * conformance library's cases against jiwarp's rping.
  */
 class RequirementMatrixTest {
 
@@ -49,8 +55,11 @@ class RequirementMatrixTest {
     private static final List<String> RFCS = List.of("5044", "5041", "5040", "6581", "7306");
     private static final List<String> LEVELS = List.of("MUST", "MUST NOT", "SHOULD", "SHOULD NOT");
     private static final Pattern TEST_REF = Pattern.compile("([A-Za-z_$][\\w$]*)#([A-Za-z_$][\\w$]*)(?:\\[([a-z0-9-]+)])?");
-    private static final String CATALOGUE_CLASS = "AdversarialPeerTest";
-    private static final String CATALOGUE_METHOD = "catalogue";
+    /** Each parameterized test that runs a catalogue, {@code Class#method}, with its cases in the order they run. */
+    private static final Map<String, List<String>> CATALOGUES = Map.of(
+            "AdversarialPeerTest#catalogue", List.copyOf(AdversarialCatalogue.names()),
+            "JiwarpRpingConformTest#targetListens", names(JiwarpRpingConformTest.cases(Role.TARGET_LISTENS)),
+            "JiwarpRpingConformTest#targetConnects", names(JiwarpRpingConformTest.cases(Role.TARGET_CONNECTS)));
     private static final String NEGOTIATION_TABLE = "MpaNegotiationTableTest";
     /** When this build started (Maven's build timestamp, UTC, ISO 8601), passed on by surefire. */
     private static final String BUILD_START = "jiwarp.buildStart";
@@ -148,18 +157,17 @@ class RequirementMatrixTest {
     @Test
     void everyNamedTestExists() throws IOException {
         TestSources sources = TestSources.scan(modulesRoot());
-        Set<String> caseNames = AdversarialCatalogue.names();
         List<String> problems = new ArrayList<>();
         for (TestRef ref : testRefs()) {
             String id = ref.row().id();
             if (!sources.hasMethod(ref.type(), ref.method())) {
                 problems.add(id + ": no method void " + ref.method() + "( in class " + ref.type());
             }
-            if (ref.caseName() != null && !(ref.type().equals(CATALOGUE_CLASS) && ref.method().equals(CATALOGUE_METHOD))) {
-                problems.add(id + ": only " + CATALOGUE_CLASS + "#" + CATALOGUE_METHOD + " takes a [case]");
-            }
-            if (ref.caseName() != null && !caseNames.contains(ref.caseName())) {
-                problems.add(id + ": the adversarial catalogue has no case " + ref.caseName());
+            List<String> catalogue = CATALOGUES.get(ref.type() + "#" + ref.method());
+            if (ref.caseName() != null && catalogue == null) {
+                problems.add(id + ": only " + CATALOGUES.keySet() + " take a [case]");
+            } else if (ref.caseName() != null && !catalogue.contains(ref.caseName())) {
+                problems.add(id + ": " + ref.type() + "#" + ref.method() + " runs no case " + ref.caseName());
             }
         }
         assertNoProblems(problems);
@@ -168,8 +176,8 @@ class RequirementMatrixTest {
     /**
      * Every test a row names ran in this build and passed: read from the surefire reports of every
      * module, so this runs after all of them (its own execution in Maven's integration-test phase of
-     * conformance-tests, the last module of the reactor). A catalogue case is the invocation of
-     * {@code AdversarialPeerTest#catalogue} at its position in {@link AdversarialCatalogue#names()}.
+     * conformance-tests, the last module of the reactor). A catalogue case is the invocation of its
+     * test at its position in the catalogue ({@link #CATALOGUES}).
      */
     @Test
     void everyNamedTestRanAndPassedInThisBuild() throws IOException {
@@ -178,21 +186,23 @@ class RequirementMatrixTest {
                 "this check reads the test reports of a whole build; mvn verify runs it after every module's tests");
         TestReports reports = TestReports.read(modulesRoot(), Instant.parse(start));
         assertTrue(reports.reports() > 0, "no test report of this build under " + modulesRoot());
-        List<String> caseOrder = List.copyOf(AdversarialCatalogue.names()); // in the order they run
         List<String> problems = new ArrayList<>();
         for (TestRef ref : testRefs()) {
+            String test = ref.type() + "#" + ref.method();
+            List<String> caseOrder = CATALOGUES.getOrDefault(test, List.of());
             int index = ref.caseName() == null ? -1 : caseOrder.indexOf(ref.caseName());
             String why = ref.caseName() != null && index < 0 ? "names no catalogue case"
-                    : reports.whyNotPassed(ref.type() + "#" + ref.method(), index + 1);
+                    : reports.whyNotPassed(test, index + 1);
             if (why != null) {
                 problems.add(ref.row().id() + ": " + ref.text() + " " + why);
             }
         }
-        if (caseOrder.size() != reports.runs(CATALOGUE_CLASS + "#" + CATALOGUE_METHOD).size()) {
-            problems.add("the catalogue has " + caseOrder.size() + " cases but " + CATALOGUE_CLASS + "#"
-                    + CATALOGUE_METHOD + " ran " + reports.runs(CATALOGUE_CLASS + "#" + CATALOGUE_METHOD).size()
-                    + " times");
-        }
+        CATALOGUES.forEach((test, caseOrder) -> {
+            if (caseOrder.size() != reports.runs(test).size()) {
+                problems.add("the catalogue has " + caseOrder.size() + " cases but " + test + " ran "
+                        + reports.runs(test).size() + " times");
+            }
+        });
         assertNoProblems(problems);
     }
 
@@ -380,6 +390,10 @@ class RequirementMatrixTest {
         String basedir = System.getProperty("basedir");
         Path module = basedir != null ? Path.of(basedir) : Path.of("").toAbsolutePath();
         return module.toAbsolutePath().normalize().getParent();
+    }
+
+    private static List<String> names(List<ConformCase> cases) {
+        return cases.stream().map(ConformCase::name).toList();
     }
 
     private static void assertNoProblems(List<String> problems) {
