@@ -46,12 +46,6 @@ public final class Completions {
     /**
      * @param number the queue pair's number, to name it in errors
      * @param sendCq where its send queue's completions go, {@code receiveCq} its receive queue's
-     */
-    public Completions(int number, QpConfig config, CompletionSink sendCq, CompletionSink receiveCq) {
-        this(number, config, sendCq, receiveCq, null);
-    }
-
-    /**
      * @param shared the receives of the shared receive queue the queue pair takes its receives from;
      *     {@code null} when it has a receive queue of its own
      */
