@@ -36,6 +36,10 @@ import org.jiwarp.wire.rdmap.TerminateException;
  * it: the buffer leaves the queue and the expected MSN moves on by one (mod 2^32). The queue number
  * itself is the caller's to check ({@link DdpHeaderChecks#checkQn}).
  *
+ * <p>A queue built on {@link SharedReceives} posts nothing itself: when a message starts with the
+ * expected MSN and the queue holds no buffer, it takes the oldest shared one and fills it; the
+ * checks above then run as for a posted buffer, and with none to take the MSN has no buffer.
+ *
  * <p>Threads: {@link #post} and {@link #posted} are safe from any thread (posts serialize on a
  * lock; a single-producer ring publishes them). {@link #place}, {@link #flush} and
  * {@link #expectedMsn} belong to one thread at a time, the one that receives the stream.
@@ -102,6 +106,8 @@ public final class UntaggedQueue {
 
     private final int qn;
     private final int maxPosted;
+    /** Where a message finds its buffer when none is posted here; {@code null}: only posted ones. */
+    private final SharedReceives shared;
     /**
      * Posted buffers at positions [head, tail), position p in slot p % ring.length. It starts small
      * and doubles, up to {@code maxPosted}, when a post finds it full (so that an idle queue pair of
@@ -128,16 +134,29 @@ public final class UntaggedQueue {
      * @param maxPosted the most buffers posted at once
      */
     public UntaggedQueue(int qn, int maxPosted) {
-        this(qn, maxPosted, 1);
+        this(qn, maxPosted, 1, null);
+    }
+
+    /**
+     * A queue that takes each message's buffer from {@code shared} when it starts: it holds one
+     * buffer at most, the one being filled.
+     */
+    public UntaggedQueue(int qn, SharedReceives shared) {
+        this(qn, 1, 1, Objects.requireNonNull(shared, "shared"));
     }
 
     /** A queue whose first message has MSN {@code initialMsn} (tests start near the wrap). */
     UntaggedQueue(int qn, int maxPosted, long initialMsn) {
+        this(qn, maxPosted, initialMsn, null);
+    }
+
+    UntaggedQueue(int qn, int maxPosted, long initialMsn, SharedReceives shared) {
         if (maxPosted < 0) {
             throw new IllegalArgumentException("maxPosted " + maxPosted);
         }
         this.qn = qn;
         this.maxPosted = maxPosted;
+        this.shared = shared;
         this.ring = new ReceiveBuffer[Math.max(1, Math.min(maxPosted, INITIAL_RING))];
         this.expectedMsn = initialMsn & MsnCounter.MSN_MASK;
     }
@@ -221,7 +240,12 @@ public final class UntaggedQueue {
     public void begin(long msn, long mo, int length) {
         long h = head;
         long expected = expectedMsn;
-        MsnCounter.check(msn, expected, tail - h);
+        long available = tail - h;
+        if (available == 0) {
+            // Nothing posted here: a queue on shared receives takes one for the message starting.
+            available = takeShared(msn, expected);
+        }
+        MsnCounter.check(msn, expected, available);
         ReceiveBuffer[] r = ring; // read after the tail: holds every position below it
         ReceiveBuffer buffer = r[(int) (h % r.length)];
         long placed = buffer.bytesPlaced();
@@ -285,6 +309,20 @@ public final class UntaggedQueue {
         }
         placement.set(buffer, expected, currentLength, currentPlaced + currentLength, last);
         return placement;
+    }
+
+    /**
+     * The expected message starts on an empty queue: takes a shared buffer for it, if the queue has
+     * shared receives and one is posted there. Any other MSN takes none (the check then fails).
+     *
+     * @return the buffers now available: 1 or 0
+     */
+    private long takeShared(long msn, long expected) {
+        if (shared == null || msn != expected) {
+            return 0;
+        }
+        ReceiveBuffer buffer = shared.take();
+        return buffer != null && post(buffer) ? 1 : 0;
     }
 
     /**

@@ -13,7 +13,8 @@
  *       memory; RDMAP checks access between the two steps.</li>
  *   <li><b>Untagged buffers</b>: {@link org.jiwarp.ddp.UntaggedQueue} places Sends into posted
  *       {@link org.jiwarp.ddp.ReceiveBuffer} scatter lists by MSN and MO and completes them on L
- *       (sections 3.3, 4.3, 5.3, 7.1); {@link org.jiwarp.ddp.MsnCounter} tracks the MSN of queues 1
+ *       (sections 3.3, 4.3, 5.3, 7.1), or into one taken from {@link org.jiwarp.ddp.SharedReceives}
+ *       when a message starts on it empty (the verbs' shared receive queue); {@link org.jiwarp.ddp.MsnCounter} tracks the MSN of queues 1
  *       and 2, which have no posted buffers, and {@link org.jiwarp.ddp.SingleSegmentQueue} checks
  *       queue 1's one-segment messages against its buffers (the IRD).
  *       {@link org.jiwarp.ddp.DdpHeaderChecks} checks the DDP header, its version and the queue

@@ -259,6 +259,33 @@ class UntaggedQueueTest {
     }
 
     @Test
+    void queuesOnSharedReceivesTakeOnePerMessageOldestFirst() {
+        java.util.ArrayDeque<ReceiveBuffer> posted = new java.util.ArrayDeque<>();
+        SharedReceives shared = posted::pollFirst;
+        UntaggedQueue first = new UntaggedQueue(0, shared);
+        UntaggedQueue second = new UntaggedQueue(0, shared);
+        ReceiveBuffer a = receive(1, 8);
+        ReceiveBuffer b = receive(2, 8);
+        ReceiveBuffer c = receive(3, 8);
+        posted.addAll(List.of(a, b, c));
+        // A message in two segments keeps its buffer; the other stream's message takes the next one.
+        assertSame(a, first.place(1, 0, false, bytes(0, 4)).buffer());
+        assertSame(b, second.place(1, 0, true, bytes(10, 3)).buffer());
+        assertSame(a, first.place(1, 4, true, bytes(4, 4)).buffer());
+        assertArrayEquals(expected(0, 8, 8), contents(a));
+        assertArrayEquals(expected(10, 3, 8), contents(b));
+        // An MSN other than the expected one takes nothing: c stays for the next message.
+        assertTerminate(TerminateLayer.DDP, 2, 0x02, TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER,
+                () -> second.place(3, 0, true, bytes(0, 1)));
+        assertEquals(1, posted.size());
+        assertSame(c, second.place(2, 0, true, bytes(0, 1)).buffer());
+        // None left: the expected MSN has no buffer, as on a queue with none posted.
+        assertTerminate(TerminateLayer.DDP, 2, 0x02, TerminateError.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER,
+                () -> first.place(2, 0, true, bytes(0, 1)));
+        assertEquals(0, first.posted());
+    }
+
+    @Test
     void flushReturnsEveryPostedBufferOldestFirst() {
         UntaggedQueue queue = new UntaggedQueue(0, 4);
         ReceiveBuffer[] buffers = {receive(1, 4), receive(2, 4), receive(3, 4)};

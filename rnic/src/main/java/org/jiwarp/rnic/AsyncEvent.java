@@ -9,12 +9,18 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * @param type        what happened
  * @param queuePair   the queue pair it happened to, or {@code null} for a CQ event
  * @param cq          the completion queue, for {@link Type#CQ_ERROR}; else {@code null}
+ * @param srq         the shared receive queue, for {@link Type#SRQ_LIMIT_REACHED}; else {@code null}
  * @param error       the Terminate error, for {@link Type#QP_FATAL} and {@link Type#TERMINATE_RECEIVED};
  *                    else (or when the peer's Terminate names none) {@code null}
  * @param description one sentence in words
  */
-public record AsyncEvent(Type type, QueuePair queuePair, CompletionQueue cq, TerminateError error,
-        String description) {
+public record AsyncEvent(Type type, QueuePair queuePair, CompletionQueue cq, SharedReceiveQueue srq,
+        TerminateError error, String description) {
+
+    /** An event of a queue pair or completion queue. */
+    public AsyncEvent(Type type, QueuePair queuePair, CompletionQueue cq, TerminateError error, String description) {
+        this(type, queuePair, cq, null, error, description);
+    }
 
     /** The kinds of event. */
     public enum Type {
@@ -32,6 +38,16 @@ public record AsyncEvent(Type type, QueuePair queuePair, CompletionQueue cq, Ter
          * either side, a Terminate, an abort) or never came up.
          */
         DISCONNECTED,
+        /**
+         * A queue pair on a shared receive queue reached ERROR and flushed the receive it was
+         * filling: it takes no more from the queue ({@code IBV_EVENT_QP_LAST_WQE_REACHED}).
+         */
+        QP_LAST_WQE_REACHED,
+        /**
+         * Fewer receives than its armed limit are posted to a shared receive queue; the limit is
+         * disarmed ({@code IBV_EVENT_SRQ_LIMIT_REACHED}).
+         */
+        SRQ_LIMIT_REACHED,
     }
 
     @Override

@@ -21,6 +21,7 @@ public final class ProtectionDomain {
     /** Registered regions and allocated windows, counted from before their STag is registered. */
     private int regions;
     private int queuePairs;
+    private int sharedReceiveQueues;
     private volatile boolean destroyed;
 
     ProtectionDomain(Rnic rnic, int id) {
@@ -79,16 +80,34 @@ public final class ProtectionDomain {
     }
 
     /**
+     * Creates a shared receive queue ({@code ibv_create_srq}) of at most {@code maxWr} receives of
+     * {@code maxSge} SGEs each, whose receives' memory must lie in this domain; a {@code limit}
+     * other than 0 arms its limit at once (as siw does with {@code srq_limit}).
+     *
+     * @throws IllegalArgumentException for a {@code maxWr} or {@code maxSge} below 1, or a limit
+     *     outside [0, maxWr]
+     */
+    public SharedReceiveQueue createSrq(int maxWr, int maxSge, int limit) {
+        synchronized (lock) {
+            checkNotDestroyed();
+            SharedReceiveQueue srq = rnic.newSrq(this, maxWr, maxSge, limit);
+            sharedReceiveQueues++;
+            return srq;
+        }
+    }
+
+    /**
      * Destroys the protection domain ({@code ibv_dealloc_pd}).
      *
-     * @throws IllegalStateException while it has registered regions or queue pairs that are not
-     *     destroyed
+     * @throws IllegalStateException while it has registered regions, queue pairs or shared receive
+     *     queues that are not destroyed
      */
     public void destroy() {
         synchronized (lock) {
-            if (regions > 0 || queuePairs > 0) {
-                throw new IllegalStateException(this + " still has " + regions + " registered region(s) and "
-                        + queuePairs + " queue pair(s): deregister and destroy them first");
+            if (regions > 0 || queuePairs > 0 || sharedReceiveQueues > 0) {
+                throw new IllegalStateException(this + " still has " + regions + " registered region(s), "
+                        + queuePairs + " queue pair(s) and " + sharedReceiveQueues
+                        + " shared receive queue(s): deregister and destroy them first");
             }
             destroyed = true;
         }
@@ -136,6 +155,13 @@ public final class ProtectionDomain {
     void queuePairRemoved() {
         synchronized (lock) {
             queuePairs--;
+        }
+    }
+
+    /** A shared receive queue of the domain is destroyed. */
+    void srqRemoved() {
+        synchronized (lock) {
+            sharedReceiveQueues--;
         }
     }
 

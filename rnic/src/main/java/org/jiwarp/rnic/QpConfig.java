@@ -23,14 +23,16 @@ public final class QpConfig {
     private final int maxSge;
     private final int inlineThreshold;
     private final boolean rfc7306;
+    private final SharedReceiveQueue srq;
 
     public QpConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue receiveCq) {
         this(Objects.requireNonNull(pd), Objects.requireNonNull(sendCq), Objects.requireNonNull(receiveCq), 1024,
-                1024, 16, 16, 16, 1024, false);
+                1024, 16, 16, 16, 1024, false, null);
     }
 
     private QpConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue receiveCq, int sendDepth,
-            int receiveDepth, int ird, int ord, int maxSge, int inlineThreshold, boolean rfc7306) {
+            int receiveDepth, int ird, int ord, int maxSge, int inlineThreshold, boolean rfc7306,
+            SharedReceiveQueue srq) {
         this.pd = pd;
         this.sendCq = sendCq;
         this.receiveCq = receiveCq;
@@ -41,33 +43,34 @@ public final class QpConfig {
         this.maxSge = maxSge;
         this.inlineThreshold = inlineThreshold;
         this.rfc7306 = rfc7306;
+        this.srq = srq;
     }
 
     public QpConfig sendDepth(int depth) {
         return new QpConfig(pd, sendCq, receiveCq, positive("send depth", depth), receiveDepth, ird, ord, maxSge,
-                inlineThreshold, rfc7306);
+                inlineThreshold, rfc7306, srq);
     }
 
     public QpConfig receiveDepth(int depth) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, positive("receive depth", depth), ird, ord, maxSge,
-                inlineThreshold, rfc7306);
+                inlineThreshold, rfc7306, srq);
     }
 
     /** Inbound RDMA Reads this QP will serve at once. */
     public QpConfig ird(int ird) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, positive("IRD", ird), ord, maxSge,
-                inlineThreshold, rfc7306);
+                inlineThreshold, rfc7306, srq);
     }
 
     /** Outbound RDMA Reads this QP will have outstanding at once. */
     public QpConfig ord(int ord) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, positive("ORD", ord), maxSge,
-                inlineThreshold, rfc7306);
+                inlineThreshold, rfc7306, srq);
     }
 
     public QpConfig maxSge(int maxSge) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, positive("max SGE", maxSge),
-                inlineThreshold, rfc7306);
+                inlineThreshold, rfc7306, srq);
     }
 
     /**
@@ -80,7 +83,7 @@ public final class QpConfig {
         if (octets < 0) {
             throw new IllegalArgumentException("inline threshold must not be negative: " + octets);
         }
-        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, maxSge, octets, rfc7306);
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, maxSge, octets, rfc7306, srq);
     }
 
     /**
@@ -91,7 +94,23 @@ public final class QpConfig {
      */
     public QpConfig rfc7306(boolean peerSupportsIt) {
         return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, maxSge, inlineThreshold,
-                peerSupportsIt);
+                peerSupportsIt, srq);
+    }
+
+    /**
+     * Takes the queue pair's receives from {@code srq} ({@code ibv_qp_init_attr.srq}): its untagged
+     * Sends land in the shared queue's receives, its own receive queue is gone ({@link
+     * QueuePair#postReceive} refuses, {@link #receiveDepth} is unused), and its completions still go
+     * to its receive completion queue. {@code null}: a receive queue of its own.
+     */
+    public QpConfig srq(SharedReceiveQueue srq) {
+        return new QpConfig(pd, sendCq, receiveCq, sendDepth, receiveDepth, ird, ord, maxSge, inlineThreshold,
+                rfc7306, srq);
+    }
+
+    /** The shared receive queue the queue pair takes its receives from; {@code null} when none. */
+    public SharedReceiveQueue srq() {
+        return srq;
     }
 
     public boolean rfc7306() {

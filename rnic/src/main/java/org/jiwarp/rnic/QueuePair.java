@@ -26,7 +26,8 @@ import org.jiwarp.wire.rdmap.TerminateError;
  * order each thread posted them. Receives may be posted before the connection is up; sends only
  * once it is (state {@link QpState#RTS}). Work posted in ERROR completes at once in flush error,
  * receives included. A queue that is full refuses the post with an {@link IllegalStateException},
- * as {@code ibv_post_send} returns {@code ENOMEM}.
+ * as {@code ibv_post_send} returns {@code ENOMEM}. A queue pair created with a shared receive queue
+ * ({@link QpConfig#srq}) takes its receives there and has no receive queue of its own.
  */
 public final class QueuePair {
 
@@ -50,7 +51,7 @@ public final class QueuePair {
         this.config = config;
         this.events = events;
         this.completions = new Completions(number, config, config.sendCq().sinkFor(this),
-                config.receiveCq().sinkFor(this));
+                config.receiveCq().sinkFor(this), config.srq() == null ? null : config.srq().receives());
         config.sendCq().attach(onCqError);
         if (config.receiveCq() != config.sendCq()) {
             try {
@@ -62,6 +63,11 @@ public final class QueuePair {
         }
         down.thenRun(() -> {
             flushEarlyReceives();
+            if (config.srq() != null) {
+                // The receive it was filling is flushed: it takes nothing more from the shared queue.
+                events.fire(new AsyncEvent(AsyncEvent.Type.QP_LAST_WQE_REACHED, this, null, null, this
+                        + " reached ERROR: it takes no more receives from " + config.srq()));
+            }
             events.fire(new AsyncEvent(AsyncEvent.Type.DISCONNECTED, this, null, null, this
                     + " reached ERROR and flushed its work"));
             closed.complete(this);
@@ -304,9 +310,18 @@ public final class QueuePair {
         completions.send(slot.id, WcStatus.WORK_REQUEST_FLUSH_ERROR, WcOpcode.of(slot.opcode), 0, null);
     }
 
-    /** Posts a receive-queue work request; in ERROR it completes at once in flush error. */
+    /**
+     * Posts a receive-queue work request; in ERROR it completes at once in flush error.
+     *
+     * @throws IllegalStateException when the queue pair takes its receives from a shared receive
+     *     queue (post them there), is destroyed, or its receive queue is full
+     */
     public void postReceive(ReceiveWorkRequest wr) {
         checkNotDestroyed();
+        if (config.srq() != null) {
+            throw new IllegalStateException("QP " + number + " takes its receives from " + config.srq()
+                    + ": post them there");
+        }
         Sge[] sgl = wr.sglUnsafe();
         if (sgl.length > config.maxSge()) {
             throw new IllegalArgumentException(sgl.length + " SGEs exceed the QP's max of " + config.maxSge());
@@ -368,6 +383,9 @@ public final class QueuePair {
             config.sendCq().detach(onCqError);
             config.receiveCq().detach(onCqError);
             config.pd().queuePairRemoved();
+            if (config.srq() != null) {
+                config.srq().queuePairRemoved();
+            }
         }
         return modifyToError();
     }

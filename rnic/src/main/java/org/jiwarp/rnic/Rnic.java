@@ -45,6 +45,7 @@ public final class Rnic implements AutoCloseable {
     private final StagTable stags;
     private final AtomicInteger pdIds = new AtomicInteger();
     private final AtomicInteger qpNumbers = new AtomicInteger();
+    private final AtomicInteger srqNumbers = new AtomicInteger();
     private final AtomicLong syntheticAddresses = new AtomicLong(SYNTHETIC_BASE);
     private final AsyncEvents events = new AsyncEvents();
 
@@ -87,14 +88,34 @@ public final class Rnic implements AutoCloseable {
         if (config.pd().rnic() != this) {
             throw new IllegalArgumentException(config.pd() + " belongs to another RNIC");
         }
-        // The domain is held first and given back if a completion queue refuses (it is destroyed).
+        SharedReceiveQueue srq = config.srq();
+        if (srq != null && srq.pd().rnic() != this) {
+            throw new IllegalArgumentException(srq + " belongs to another RNIC");
+        }
+        // The domain (and the shared receive queue) are held first and given back if a completion
+        // queue refuses (it is destroyed).
         config.pd().queuePairAdded();
         try {
-            return new QueuePair(this, qpNumbers.incrementAndGet(), config, events);
+            if (srq != null) {
+                srq.queuePairAdded();
+            }
+            try {
+                return new QueuePair(this, qpNumbers.incrementAndGet(), config, events);
+            } catch (Throwable e) {
+                if (srq != null) {
+                    srq.queuePairRemoved();
+                }
+                throw e;
+            }
         } catch (Throwable e) {
             config.pd().queuePairRemoved();
             throw e;
         }
+    }
+
+    /** A shared receive queue of {@code pd} ({@link ProtectionDomain#createSrq}). */
+    SharedReceiveQueue newSrq(ProtectionDomain pd, int maxWr, int maxSge, int limit) {
+        return new SharedReceiveQueue(pd, srqNumbers.incrementAndGet(), maxWr, maxSge, limit, events);
     }
 
     /**

@@ -16,6 +16,11 @@
  *       notification (all or solicited only), completion listener.</li>
  *   <li>{@link org.jiwarp.rnic.QueuePair}: send and receive queues with depths, scatter/gather
  *       lists, signalled and unsignalled work, fences, ORD/IRD (RFC 5040 sections 5.2, 5.5).</li>
+ *   <li>{@link org.jiwarp.rnic.SharedReceiveQueue} ({@code ibv_srq}): one pool of receives for the
+ *       queue pairs created with it ({@link org.jiwarp.rnic.QpConfig#srq}), bounded by
+ *       {@code maxWr}, taken oldest first as each Send starts, with a limit that fires
+ *       {@code SRQ_LIMIT_REACHED} once; a queue pair on it that enters ERROR flushes only the
+ *       receive it was filling and fires {@code QP_LAST_WQE_REACHED}.</li>
  * </ul>
  *
  * <h2>The queue pair state machine</h2>
@@ -38,7 +43,8 @@
  * </pre>
  *
  * <p>Entering ERROR flushes every outstanding work request in flush error, once; work posted in
- * ERROR completes at once in flush error, receives included.
+ * ERROR completes at once in flush error, receives included. A queue pair on a shared receive queue
+ * holds only the receive it is filling: the queue's others stay for its other queue pairs.
  *
  * <h2>The engine, room by room</h2>
  *
@@ -64,7 +70,8 @@
  * <h2>Threads</h2>
  *
  * <ul>
- *   <li>Thread-safe, from any thread: {@code postSend}, {@code postReceive}, {@code disconnect},
+ *   <li>Thread-safe, from any thread: {@code postSend}, {@code postReceive} (of a queue pair or a
+ *       shared receive queue), {@code modifyLimit}, {@code disconnect},
  *       {@code modifyToError}, {@code destroy}, {@code state}, every {@code CompletionQueue}
  *       method, registration and deregistration, {@code Rnic.connect}/{@code listen}.</li>
  *   <li>Each connection is served by one event-loop thread: completion listeners, CQ

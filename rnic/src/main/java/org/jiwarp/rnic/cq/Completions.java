@@ -2,6 +2,7 @@ package org.jiwarp.rnic.cq;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jiwarp.ddp.ReceiveBuffer;
+import org.jiwarp.ddp.SharedReceives;
 import org.jiwarp.ddp.UntaggedQueue;
 import org.jiwarp.rnic.QpConfig;
 import org.jiwarp.rnic.SendWorkRequest;
@@ -33,22 +34,38 @@ public final class Completions {
     private final Object freeLock = new Object();
     private SendSlot freeSlots;
     /**
-     * Receive buffers whose completion was reported, taken by posting threads, given back by the
-     * event loop (under {@link #freeLock}): a post of a receive allocates nothing in steady state.
+     * Receive buffers whose completion was reported: the queue pair's own, or its shared receive
+     * queue's, to which the buffers taken there go back.
      */
-    private final java.util.ArrayDeque<ReceiveBuffer> freeReceives = new java.util.ArrayDeque<>(4);
+    private final ReceivePool freeReceives;
+    /** The shared receive queue's receives as this queue pair takes them; {@code null} without one. */
+    private final SharedReceives sharedReceives;
     /** On the event loop only: a failed receive's completion waiting for its Terminate. */
     private FailedReceive failedReceive;
 
     /**
      * @param number the queue pair's number, to name it in errors
      * @param sendCq where its send queue's completions go, {@code receiveCq} its receive queue's
+     * @param shared the receives of the shared receive queue the queue pair takes its receives from;
+     *     {@code null} when it has a receive queue of its own
      */
-    public Completions(int number, QpConfig config, CompletionSink sendCq, CompletionSink receiveCq) {
+    public Completions(int number, QpConfig config, CompletionSink sendCq, CompletionSink receiveCq,
+            PostedReceives shared) {
         this.number = number;
         this.config = config;
         this.sendCq = sendCq;
         this.receiveCq = receiveCq;
+        this.freeReceives = shared == null ? new ReceivePool() : shared.pool();
+        // A receive taken from the shared queue is this queue pair's until it completes or is flushed.
+        this.sharedReceives = shared == null ? null : shared.takenBy(receiveOutstanding::incrementAndGet);
+    }
+
+    /**
+     * Where the queue pair's untagged queue takes its receives, one per message, when it has a
+     * shared receive queue; {@code null} when it has a receive queue of its own.
+     */
+    public SharedReceives sharedReceives() {
+        return sharedReceives;
     }
 
     /** A send slot for an admitted post of {@code wr}: one given back, or a new one. */
@@ -69,11 +86,7 @@ public final class Completions {
      * list empty: one given back, or a new one.
      */
     public ReceiveBuffer receiveBuffer(long id, int segments) {
-        ReceiveBuffer buffer;
-        synchronized (freeLock) {
-            buffer = freeReceives.pollFirst();
-        }
-        return (buffer != null ? buffer : new ReceiveBuffer(segments)).repost(id);
+        return freeReceives.take(id, segments);
     }
 
     /**
@@ -81,9 +94,7 @@ public final class Completions {
      * so that whoever sees the completion and posts again reuses it.
      */
     private void recycle(ReceiveBuffer buffer) {
-        synchronized (freeLock) {
-            freeReceives.addFirst(buffer);
-        }
+        freeReceives.giveBack(buffer);
     }
 
     /** A receive completed: its buffer goes back, then its completion is reported. */

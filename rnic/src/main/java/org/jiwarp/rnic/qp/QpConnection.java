@@ -105,7 +105,9 @@ public final class QpConnection extends ChannelInboundHandlerAdapter implements 
         this.config = config;
         this.stags = stags;
         this.closed = closed;
-        this.receives = new UntaggedQueue(DdpHeaders.QN_SEND, config.receiveDepth());
+        // Queue 0's receives: the queue pair's own, or, with a shared receive queue, one taken there per Send.
+        this.receives = completions.sharedReceives() == null ? new UntaggedQueue(DdpHeaders.QN_SEND,
+                config.receiveDepth()) : new UntaggedQueue(DdpHeaders.QN_SEND, completions.sharedReceives());
         this.strictRfc = options.strictRfc();
         this.closeTimeout = options.closeTimeout();
     }
