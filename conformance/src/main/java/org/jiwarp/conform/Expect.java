@@ -268,8 +268,9 @@ interface Expect {
                                     + TerminateCheck.describe(all.terminate()))
                             : Judgement.fail("it " + all.describe());
                 }
+                boolean closed = s.peer.awaitClosed(0); // first: see Observation.of
                 List<byte[]> received = s.peer.received();
-                Observation all = new Observation(received, s.peer.awaitClosed(0), s.peer.problems());
+                Observation all = new Observation(received, closed, s.peer.problems());
                 if (all.terminate() != null || all.closed() || !all.problems().isEmpty()) {
                     return Judgement.fail("it " + all.describe());
                 }

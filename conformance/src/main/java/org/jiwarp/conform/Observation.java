@@ -21,8 +21,15 @@ import org.jiwarp.wire.rdmap.ReadRequestHeader;
  */
 record Observation(List<byte[]> ulpdus, boolean closed, List<String> problems) {
 
+    /**
+     * What the target sent since the mark and whether it closed, as one consistent picture: the close
+     * is read first, because the raw peer records every ULPDU before the close that follows it, so a
+     * close seen here comes with all that the target sent before it. Read the other way round, a
+     * Terminate and its close arriving between the two reads looked like a close without a Terminate.
+     */
     static Observation of(Session s) throws InterruptedException {
-        return new Observation(s.sinceMark(), s.peer.awaitClosed(0), s.peer.problems());
+        boolean closed = s.peer.awaitClosed(0);
+        return new Observation(s.sinceMark(), closed, s.peer.problems());
     }
 
     /** The target's first Terminate, or {@code null}. */

@@ -343,13 +343,15 @@ final class Session implements AutoCloseable {
     byte[] awaitNew(Predicate<byte[]> match, String what) throws Exception {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         while (true) {
+            // The close first (see Observation.of): a match that came just before it is still found.
+            boolean closed = peer.awaitClosed(0);
             for (byte[] ulpdu : sinceMark()) {
                 if (match.test(ulpdu)) {
                     return ulpdu;
                 }
             }
-            if (peer.awaitClosed(0) || System.nanoTime() > deadline) {
-                throw new CaseFailure("no " + what + (peer.awaitClosed(0) ? "; the target " : " within "
+            if (closed || System.nanoTime() > deadline) {
+                throw new CaseFailure("no " + what + (closed ? "; the target " : " within "
                         + timeoutMillis + " ms; the target ") + Observation.of(this).describe());
             }
             Thread.sleep(2);

@@ -22,6 +22,7 @@ import org.jiwarp.conform.CaseResult;
 import org.jiwarp.conform.ConformCase;
 import org.jiwarp.conform.ConformCatalogue;
 import org.jiwarp.conform.ConformRunner;
+import org.jiwarp.conform.Group;
 import org.jiwarp.conform.KnownDeviations;
 import org.jiwarp.conform.Program;
 import org.jiwarp.conform.Role;
@@ -161,7 +162,7 @@ public class JiwarpRpingConformTest {
         awaitTrue(() -> server.clients() - server.clientsGone() <= openBefore, () -> "jiwarp's rping server still has "
                 + (server.clients() - server.clientsGone() - openBefore) + " connection(s) of the case open "
                 + SETTLE_MILLIS + " ms after the case closed its end");
-        assertQueuePairsReportTheWiresTerminate(result, serverEvents);
+        assertQueuePairsReportTheWiresTerminate(c, result, serverEvents);
 
         // rping carries on serving: a well-behaved client's pings come back validated.
         RpingClient.Result pings = RpingClient.run(wellBehavedRnic, server.localAddress(), null, PING_SIZE, 2, true,
@@ -189,7 +190,7 @@ public class JiwarpRpingConformTest {
         }
         awaitTrue(() -> clientEvents.stream().anyMatch(e -> e.type() == AsyncEvent.Type.DISCONNECTED),
                 () -> "jiwarp's rping client's queue pair did not reach ERROR and flush; events " + clientEvents);
-        assertQueuePairsReportTheWiresTerminate(result, clientEvents);
+        assertQueuePairsReportTheWiresTerminate(c, result, clientEvents);
     }
 
     /** Runs {@code c} and checks it passed (no known deviation: jiwarp has none left). */
@@ -205,9 +206,12 @@ public class JiwarpRpingConformTest {
 
     /**
      * The Terminates jiwarp's queue pairs reported in the case are the one the wire carried, or
-     * none; and no completion queue overran.
+     * none; and no completion queue overran. Where the raw peer stops reading (the exhaustion group),
+     * the Terminate jiwarp sent may never reach it: there the queue pairs may report one Terminate the
+     * wire did not show, but never another than the wire's.
      */
-    private static void assertQueuePairsReportTheWiresTerminate(CaseResult result, Queue<AsyncEvent> events) {
+    private static void assertQueuePairsReportTheWiresTerminate(ConformCase c, CaseResult result,
+            Queue<AsyncEvent> events) {
         List<TerminateError> reported = new ArrayList<>();
         for (AsyncEvent e : events) {
             assertTrue(e.type() != AsyncEvent.Type.CQ_ERROR, e::toString);
@@ -215,8 +219,12 @@ public class JiwarpRpingConformTest {
                 reported.add(e.error());
             }
         }
-        assertEquals(result.terminate() == null ? List.of() : List.of(result.terminate()), reported,
-                "the Terminates jiwarp's queue pairs reported, against the wire's; jiwarp " + result.observed());
+        String message = "the Terminates jiwarp's queue pairs reported, against the wire's; jiwarp " + result.observed();
+        if (c.group() == Group.EXHAUSTION && result.terminate() == null) {
+            assertTrue(reported.size() <= 1, message + ": " + reported);
+            return;
+        }
+        assertEquals(result.terminate() == null ? List.of() : List.of(result.terminate()), reported, message);
     }
 
     private static void awaitTrue(BooleanSupplier condition, java.util.function.Supplier<String> message)

@@ -50,7 +50,8 @@ class SiwConformTest {
             "ddp-version-2-untagged", "queue-number-3", "send-msn-gap", "send-too-long-for-the-receive", "write-to-an-unknown-stag",
             "write-before-the-base", "write-past-the-end", "rdmap-version-0-send", "opcode-c", "read-before-the-base",
             "read-response-with-no-read-outstanding", "fpdu-split-at-07", "send-in-two-ddp-segments", "write-placed",
-            "request-asks-for-markers", "reply-asks-for-markers");
+            "request-asks-for-markers", "reply-asks-for-markers", "corrupted-write-stag", "first-fpdu-ddp-version-0-send",
+            "terminate-says-headers-follow-but-ends", "bad-crc-while-not-reading");
 
     private static volatile SiwPeer peer;
 
@@ -134,10 +135,13 @@ class SiwConformTest {
             try (SiwPeer.Background server = peer.start("while true; do rping -s -P -a " + SiwPeer.GUEST_ADDRESS
                     + " -p " + SiwPeer.RPING_PORT + " >>/tmp/rping-s.out 2>&1; sleep 0.2; done")) {
                 peer.awaitListening(SiwPeer.RPING_PORT, Duration.ofSeconds(30));
+                // Eight octets of an MPA Request and a FIN wedge siw's listener: no connection is set up again
+                // until the guest reboots (finding F17; the scorecard has its row from a run of its own).
                 Run run = conform("siw-conform-listens", selection("127.0.0.1:" + peer.hostPort(SiwPeer.RPING_PORT),
-                        "--profile", "siw", "--markdown"));
+                        "--profile", "siw", "--markdown", "--skip", "mpa-requests-broken-in-sequence"));
                 keep("siw-conform-listens.md", run);
-                System.out.println(peer.run("tail -n 40 /tmp/rping-s.out").output());
+                System.out.println(peer.run("tail -n 40 /tmp/rping-s.out; ps -o pid,stat,args | grep [r]ping; "
+                        + "dmesg | tail -n 30").output());
                 assertRanToTheEnd(run);
                 assertSiwEncodingKnown(run);
             }
