@@ -271,6 +271,9 @@ final class HostileInputCases {
      */
     private static Judgement inSequence(Session s, List<BrokenSetup> setups) throws Exception {
         List<String> answers = new ArrayList<>();
+        // A setup answered with the right Terminate in Linux siw 6.1's encoding of its control word goes on
+        // as answered; the case is then judged as that encoding (KNOWN under a profile that lists it).
+        boolean encodingOnly = false;
         for (int i = 0; i < setups.size(); i++) {
             BrokenSetup setup = setups.get(i);
             Session t = i == 0 ? s : s.another();
@@ -281,7 +284,8 @@ final class HostileInputCases {
                     // the target may have closed already; its answer says whether rightly
                 }
                 Judgement j = setup.expect().judge(t);
-                if (!j.pass()) {
+                encodingOnly |= !j.pass() && j.encodingOnly();
+                if (!j.pass() && !j.encodingOnly()) {
                     return Judgement.fail("setup " + (i + 1) + " of " + setups.size() + " (" + setup.name() + "): "
                             + j.observed() + (answers.isEmpty() ? "" : "; before it, " + String.join("; ", answers)));
                 }
@@ -294,8 +298,11 @@ final class HostileInputCases {
         }
         String after = s.exchangeOnAnotherConnection();
         String seen = String.join("; ", answers);
-        return after == null ? Judgement.pass(seen + "; then a good setup carried rping's exchange")
-                : Judgement.fail(seen + "; then a good setup failed: " + after);
+        if (after != null) {
+            return Judgement.fail(seen + "; then a good setup failed: " + after);
+        }
+        seen += "; then a good setup carried rping's exchange";
+        return encodingOnly ? new Judgement(false, seen, true, false) : Judgement.pass(seen);
     }
 
     /** An untagged ULPDU of 8 octets on {@code opcode}'s queue, MSN 1, as the first of its queue. */
