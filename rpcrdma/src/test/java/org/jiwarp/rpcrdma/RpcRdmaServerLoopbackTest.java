@@ -163,15 +163,19 @@ class RpcRdmaServerLoopbackTest {
             byte[] data = new byte[100_001]; // not a multiple of 4: the roundup is the server's to restore
             new Random(2).nextBytes(data);
             ByteBuf chunk = Unpooled.directBuffer(data.length).writeBytes(data);
-            RpcRdmaReply reply = client.call(RpcRdmaCall.inline(PROGRAM, 1, BULK, out -> Xdr.putInt(out, data.length))
-                    .withReadChunk(chunk).withWriteChunk(128 * 1024), AuthSys.root("t"));
             try {
-                Rpc.getAcceptedReply(reply.message());
-                assertEquals(data.length, Xdr.getInt(reply.message()), "the data item's length stays inline");
-                assertEquals(0, reply.message().readableBytes(), "the data itself is not in the XDR stream");
-                assertArrayEquals(data, ByteBufUtil.getBytes(reply.writeChunkData()), "the Write chunk");
+                RpcRdmaReply reply = client.call(RpcRdmaCall.inline(PROGRAM, 1, BULK,
+                        out -> Xdr.putInt(out, data.length)).withReadChunk(chunk).withWriteChunk(128 * 1024),
+                        AuthSys.root("t"));
+                try {
+                    Rpc.getAcceptedReply(reply.message());
+                    assertEquals(data.length, Xdr.getInt(reply.message()), "the data item's length stays inline");
+                    assertEquals(0, reply.message().readableBytes(), "the data itself is not in the XDR stream");
+                    assertArrayEquals(data, ByteBufUtil.getBytes(reply.writeChunkData()), "the Write chunk");
+                } finally {
+                    reply.release();
+                }
             } finally {
-                reply.release();
                 chunk.release();
             }
         }
@@ -184,9 +188,9 @@ class RpcRdmaServerLoopbackTest {
     @Test
     @Timeout(60)
     void aReadChunkInTheMiddleOfTheArgumentsGetsItsRoundupBack() throws Exception {
+        byte[] data = pattern(5);
+        ByteBuf chunk = Unpooled.directBuffer(5).writeBytes(data);
         try (RawRequester raw = new RawRequester(server.localAddress(), false)) {
-            byte[] data = pattern(5);
-            ByteBuf chunk = Unpooled.directBuffer(5).writeBytes(data);
             RdmaSegment segment = raw.expose(chunk);
             ByteBuf args = Unpooled.buffer().writeInt(5).writeInt(0x7a11); // the length, then the int after the data
             // Position 44: after the 40 octets of the call header and the opaque's length word.
@@ -200,8 +204,9 @@ class RpcRdmaServerLoopbackTest {
                 assertEquals(0x7a11, Xdr.getInt(reply), "the int after the chunk's data");
             } finally {
                 reply.release();
-                chunk.release();
             }
+        } finally {
+            chunk.release();
         }
     }
 
@@ -251,13 +256,16 @@ class RpcRdmaServerLoopbackTest {
         for (boolean accepts : new boolean[] {true, false}) {
             try (RpcRdmaClient client = client(accepts)) {
                 ByteBuf chunk = Unpooled.directBuffer(64).writeZero(64);
-                RpcRdmaReply reply = client.call(RpcRdmaCall.inline(PROGRAM, 1, BULK, out -> Xdr.putInt(out, 64))
-                        .withReadChunk(chunk).withWriteChunk(64), null);
                 try {
-                    assertEquals(accepts, reply.invalidatedStag() != 0, "remote invalidation accepted: " + accepts);
-                    assertEquals(accepts ? 1 : 0, client.remoteInvalidations());
+                    RpcRdmaReply reply = client.call(RpcRdmaCall.inline(PROGRAM, 1, BULK, out -> Xdr.putInt(out, 64))
+                            .withReadChunk(chunk).withWriteChunk(64), null);
+                    try {
+                        assertEquals(accepts, reply.invalidatedStag() != 0, "remote invalidation accepted: " + accepts);
+                        assertEquals(accepts ? 1 : 0, client.remoteInvalidations());
+                    } finally {
+                        reply.release();
+                    }
                 } finally {
-                    reply.release();
                     chunk.release();
                 }
             }
