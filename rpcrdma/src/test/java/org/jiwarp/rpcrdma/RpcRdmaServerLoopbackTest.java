@@ -11,9 +11,13 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.jiwarp.rnic.Rnic;
@@ -270,6 +274,41 @@ class RpcRdmaServerLoopbackTest {
                 }
             }
         }
+    }
+
+    /**
+     * Two clients, eight threads each, as many calls in flight as the grant lets them: every call
+     * is answered right, none is beyond the grant, and nothing is held afterwards.
+     */
+    @Test
+    @Timeout(120)
+    void manyCallsInFlightFromTwoClientsWithinTheGrant() throws Exception {
+        try (RpcRdmaClient a = client(true); RpcRdmaClient b = client(false)) {
+            ExecutorService threads = Executors.newFixedThreadPool(16);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < 16; t++) {
+                    RpcRdmaClient client = t % 2 == 0 ? a : b;
+                    int seed = t;
+                    done.add(threads.submit(() -> {
+                        Random random = new Random(seed);
+                        for (int i = 0; i < 20; i++) {
+                            byte[] data = new byte[random.nextInt(12_000)]; // inline or Position Zero Read chunk
+                            random.nextBytes(data);
+                            assertEquals(sum(data), summed(client, data));
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : done) {
+                    f.get();
+                }
+            } finally {
+                threads.shutdownNow();
+            }
+        }
+        assertEquals(0, server.excessCalls(), "the clients kept to the grant, and the server counted right");
+        waitFor(() -> server.regionsHeld() == 0 && server.connections() == 0);
     }
 
     /**
