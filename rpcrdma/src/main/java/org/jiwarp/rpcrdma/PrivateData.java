@@ -25,6 +25,15 @@ public record PrivateData(int version, boolean remoteInvalidation, int maxSendSi
         }
     }
 
+    /**
+     * The inline threshold for what an end sends (RFC 8166 section 3.3.2, RFC 8797 section 5.1):
+     * the smaller of its own send size and the peer's receive size, the peer's being 4 KiB when it
+     * sent no private data ({@code peer} null).
+     */
+    public static int sendThreshold(int ownSendSize, PrivateData peer) {
+        return Math.min(ownSendSize, peer == null ? DEFAULT_INLINE : peer.maxReceiveSize());
+    }
+
     public byte[] encode() {
         return ByteBuffer.allocate(LENGTH).putInt(MAGIC).put((byte) version)
                 .put((byte) (remoteInvalidation ? FLAG_REMOTE_INVALIDATION : 0))

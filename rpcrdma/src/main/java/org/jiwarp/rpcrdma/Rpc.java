@@ -3,8 +3,9 @@ package org.jiwarp.rpcrdma;
 import io.netty.buffer.ByteBuf;
 
 /**
- * ONC RPC version 2 messages (RFC 5531 section 9): the call header a client writes, and the reply
- * header it reads before the procedure's results.
+ * ONC RPC version 2 messages (RFC 5531 section 9), both ends: the call header a client writes and
+ * a server reads ({@link #getCall}), and the reply header a server writes and a client reads
+ * before the procedure's results.
  */
 public final class Rpc {
 
@@ -24,6 +25,9 @@ public final class Rpc {
 
     public static final int RPC_MISMATCH = 0;
     public static final int AUTH_ERROR = 1;
+
+    /** auth_stat (RFC 5531 section 9): a credential the server cannot read or does not take. */
+    public static final int AUTH_BADCRED = 1;
 
     private Rpc() {
     }
@@ -45,6 +49,67 @@ public final class Rpc {
         }
         Xdr.putInt(out, AuthSys.NONE);
         Xdr.putInt(out, 0);
+    }
+
+    /**
+     * Reads a call header (RFC 5531 section 9, {@code call_body}) up to the procedure's arguments,
+     * which the returned call holds as a retained slice of {@code in} (the caller releases it).
+     * The RPC version and the credential's flavor are returned as sent: the server answers a
+     * version other than 2 or a flavor it does not take.
+     *
+     * @throws XdrException when the header does not decode or the message is not a CALL
+     */
+    public static RpcCall getCall(ByteBuf in) {
+        int xid = Xdr.getInt(in);
+        int type = Xdr.getInt(in);
+        if (type != CALL) {
+            throw new XdrException("message type " + type + " where a CALL (0) was expected");
+        }
+        int rpcVersion = Xdr.getInt(in);
+        int program = Xdr.getInt(in);
+        int version = Xdr.getInt(in);
+        int procedure = Xdr.getInt(in);
+        int flavor = Xdr.getInt(in);
+        byte[] body = Xdr.getOpaque(in, AuthSys.MAX_BODY);
+        AuthSys credential = flavor == AuthSys.FLAVOR ? AuthSys.decode(io.netty.buffer.Unpooled.wrappedBuffer(body))
+                : null;
+        Xdr.getInt(in); // the verifier's flavor
+        Xdr.getOpaque(in, AuthSys.MAX_BODY);
+        return new RpcCall(xid, rpcVersion, program, version, procedure, flavor, credential,
+                in.readRetainedSlice(in.readableBytes()));
+    }
+
+    /**
+     * Writes an accepted reply's header (RFC 5531 section 9, {@code accepted_reply}): xid, REPLY,
+     * MSG_ACCEPTED, an AUTH_NONE verifier and {@code acceptStat}; for PROG_MISMATCH the caller
+     * writes the lowest and highest version next, for SUCCESS the results.
+     */
+    public static void putAcceptedReply(ByteBuf out, int xid, int acceptStat) {
+        Xdr.putInt(out, xid);
+        Xdr.putInt(out, REPLY);
+        Xdr.putInt(out, MSG_ACCEPTED);
+        Xdr.putInt(out, AuthSys.NONE);
+        Xdr.putInt(out, 0);
+        Xdr.putInt(out, acceptStat);
+    }
+
+    /** Writes a denied reply (RFC 5531 section 9, {@code rejected_reply}) for an RPC version other than 2. */
+    public static void putRpcMismatch(ByteBuf out, int xid) {
+        Xdr.putInt(out, xid);
+        Xdr.putInt(out, REPLY);
+        Xdr.putInt(out, MSG_DENIED);
+        Xdr.putInt(out, RPC_MISMATCH);
+        Xdr.putInt(out, RPC_VERSION);
+        Xdr.putInt(out, RPC_VERSION);
+    }
+
+    /** Writes a denied reply with an authentication error ({@code auth_stat}). */
+    public static void putAuthError(ByteBuf out, int xid, int authStat) {
+        Xdr.putInt(out, xid);
+        Xdr.putInt(out, REPLY);
+        Xdr.putInt(out, MSG_DENIED);
+        Xdr.putInt(out, AUTH_ERROR);
+        Xdr.putInt(out, authStat);
     }
 
     /** The xid of a message, without consuming it. */

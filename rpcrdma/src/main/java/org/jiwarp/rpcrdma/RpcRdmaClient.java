@@ -145,8 +145,7 @@ public final class RpcRdmaClient implements AutoCloseable {
 
     /** The inline threshold for what this end sends: the smaller of its own and the server's receive size. */
     public int sendInlineThreshold() {
-        return serverPrivateData == null ? Math.min(options.inlineSize(), PrivateData.DEFAULT_INLINE)
-                : Math.min(options.inlineSize(), serverPrivateData.maxReceiveSize());
+        return PrivateData.sendThreshold(options.inlineSize(), serverPrivateData);
     }
 
     /** Replies that came by Send with Invalidate of one of their call's chunk handles. */
@@ -297,7 +296,7 @@ public final class RpcRdmaClient implements AutoCloseable {
                 if (header.replyChunk() == null || p.replyRegion == null) {
                     throw new RpcException("an RDMA_NOMSG reply to a call that offered no Reply chunk");
                 }
-                long length = header.replyChunk().stream().mapToLong(s -> Integer.toUnsignedLong(s.length())).sum();
+                long length = RpcRdmaHeader.chunkLength(header.replyChunk());
                 if (length > p.replyRegion.length()) {
                     throw new RpcException("the server reports " + length + " octets in a Reply chunk of "
                             + p.replyRegion.length());
@@ -308,7 +307,7 @@ public final class RpcRdmaClient implements AutoCloseable {
             }
             ByteBuf written = Unpooled.EMPTY_BUFFER;
             if (p.writeRegion != null && !header.writeList().isEmpty()) {
-                long length = header.writeList().get(0).stream().mapToLong(s -> Integer.toUnsignedLong(s.length())).sum();
+                long length = RpcRdmaHeader.chunkLength(header.writeList().get(0));
                 if (length > p.writeRegion.length()) {
                     message.release();
                     throw new RpcException("the server reports " + length + " octets in a Write chunk of "

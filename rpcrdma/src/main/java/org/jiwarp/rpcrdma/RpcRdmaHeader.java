@@ -59,6 +59,40 @@ public record RpcRdmaHeader(int xid, int version, int credits, int procedure, Li
         return new RpcRdmaHeader(xid, VERSION, credits, procedure, readList, writeList, replyChunk, 0, 0, 0);
     }
 
+    /**
+     * An RDMA_ERROR header (section 4.5): ERR_VERS names version 1 as both the lowest and the
+     * highest this implementation speaks.
+     */
+    public static RpcRdmaHeader error(int xid, int credits, int error) {
+        return new RpcRdmaHeader(xid, VERSION, credits, RDMA_ERROR, List.of(), List.of(), null, error, VERSION,
+                VERSION);
+    }
+
+    /** The octets a chunk's segments cover together (a Write or Reply chunk's capacity, or what was written). */
+    public static long chunkLength(List<RdmaSegment> chunk) {
+        long length = 0;
+        for (RdmaSegment segment : chunk) {
+            length += Integer.toUnsignedLong(segment.length());
+        }
+        return length;
+    }
+
+    /**
+     * The chunk as a responder returns it after writing {@code written} octets into it (section
+     * 3.4.6: each segment's length says what it holds): the segments in order, filled up to their
+     * lengths, the rest reporting 0.
+     */
+    public static List<RdmaSegment> written(List<RdmaSegment> chunk, long written) {
+        List<RdmaSegment> result = new ArrayList<>(chunk.size());
+        long left = written;
+        for (RdmaSegment segment : chunk) {
+            long used = Math.min(left, Integer.toUnsignedLong(segment.length()));
+            result.add(new RdmaSegment(segment.handle(), (int) used, segment.offset()));
+            left -= used;
+        }
+        return result;
+    }
+
     public void encode(ByteBuf out) {
         Xdr.putInt(out, xid);
         Xdr.putInt(out, version);

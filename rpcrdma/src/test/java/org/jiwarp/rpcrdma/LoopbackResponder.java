@@ -118,8 +118,8 @@ final class LoopbackResponder implements AutoCloseable {
         Misbehaviour how = misbehaviour;
         ByteBuf reply = Unpooled.directBuffer(INLINE);
         if (how == Misbehaviour.ERR_VERS || how == Misbehaviour.ERR_CHUNK) {
-            new RpcRdmaHeader(call.xid(), 1, CREDITS, RpcRdmaHeader.RDMA_ERROR, List.of(), List.of(), null,
-                    how == Misbehaviour.ERR_VERS ? RpcRdmaHeader.ERR_VERS : RpcRdmaHeader.ERR_CHUNK, 1, 1).encode(reply);
+            RpcRdmaHeader.error(call.xid(), CREDITS,
+                    how == Misbehaviour.ERR_VERS ? RpcRdmaHeader.ERR_VERS : RpcRdmaHeader.ERR_CHUNK).encode(reply);
             send(reply, 0);
             return;
         }
@@ -148,12 +148,7 @@ final class LoopbackResponder implements AutoCloseable {
             invalidate = target.handle();
         }
         ByteBuf rpc = Unpooled.buffer();
-        Xdr.putInt(rpc, Rpc.peekXid(message));
-        Xdr.putInt(rpc, Rpc.REPLY);
-        Xdr.putInt(rpc, Rpc.MSG_ACCEPTED);
-        Xdr.putInt(rpc, AuthSys.NONE);
-        Xdr.putInt(rpc, 0);
-        Xdr.putInt(rpc, Rpc.SUCCESS);
+        Rpc.putAcceptedReply(rpc, Rpc.peekXid(message), Rpc.SUCCESS);
         byte[] echoed = new byte[message.readableBytes()];
         message.readBytes(echoed);
         Xdr.putOpaque(rpc, echoed);

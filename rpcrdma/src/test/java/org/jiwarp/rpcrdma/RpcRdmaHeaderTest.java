@@ -86,6 +86,21 @@ class RpcRdmaHeaderTest {
                 ByteBufUtil.decodeHexDump("00000007000000010000000100000004" + "00000003"))));
     }
 
+    /** What a responder reports back of a chunk it wrote (RFC 8166 section 3.4.6). */
+    @Test
+    void writtenChunksReportWhatEachSegmentHolds() {
+        List<RdmaSegment> chunk = List.of(new RdmaSegment(1, 100, 0x1000), new RdmaSegment(2, 50, 0x2000),
+                new RdmaSegment(3, 10, 0x3000));
+        assertEquals(160, RpcRdmaHeader.chunkLength(chunk));
+        assertEquals(List.of(new RdmaSegment(1, 100, 0x1000), new RdmaSegment(2, 20, 0x2000),
+                new RdmaSegment(3, 0, 0x3000)), RpcRdmaHeader.written(chunk, 120));
+        assertEquals(0, RpcRdmaHeader.chunkLength(RpcRdmaHeader.written(chunk, 0)));
+        assertEquals(0xFFFF_FFFFL, RpcRdmaHeader.chunkLength(List.of(new RdmaSegment(1, -1, 0))), "lengths are unsigned");
+        RpcRdmaHeader error = RpcRdmaHeader.error(5, 32, RpcRdmaHeader.ERR_VERS);
+        assertEquals(1, error.versLow());
+        assertEquals(1, error.versHigh());
+    }
+
     @Test
     void anotherVersionDecodesItsFixedPartOnly() {
         RpcRdmaHeader h = RpcRdmaHeader.decode(Unpooled.wrappedBuffer(

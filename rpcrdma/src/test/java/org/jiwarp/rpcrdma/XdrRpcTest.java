@@ -61,6 +61,41 @@ class XdrRpcTest {
                 ByteBufUtil.decodeHexDump("0000000700000000"))), "a CALL where a REPLY belongs");
     }
 
+    /** The server's side of the same codec: the call header read back, and the replies it writes. */
+    @Test
+    void callHeaderReadsBackAndServerRepliesDecode() {
+        ByteBuf out = Unpooled.buffer();
+        Rpc.putCall(out, 0x0f8db9bc, 100003, 3, 7, AuthSys.root("jiwarp"));
+        out.writeInt(42);
+        RpcCall call = Rpc.getCall(out);
+        try {
+            assertEquals(0x0f8db9bc, call.xid());
+            assertEquals(Rpc.RPC_VERSION, call.rpcVersion());
+            assertEquals(100003, call.program());
+            assertEquals(3, call.version());
+            assertEquals(7, call.procedure());
+            assertEquals(AuthSys.FLAVOR, call.credentialFlavor());
+            assertEquals(AuthSys.root("jiwarp"), call.credential());
+            assertEquals(42, call.arguments().readInt(), "the arguments follow the verifier");
+        } finally {
+            call.arguments().release();
+            out.release();
+        }
+        ByteBuf accepted = Unpooled.buffer();
+        Rpc.putAcceptedReply(accepted, 9, Rpc.SUCCESS);
+        assertEquals(9, Rpc.getAcceptedReply(accepted));
+        ByteBuf mismatch = Unpooled.buffer();
+        Rpc.putRpcMismatch(mismatch, 9);
+        assertTrue(assertThrows(RpcException.class, () -> Rpc.getAcceptedReply(mismatch)).getMessage()
+                .contains("2 to 2"));
+        ByteBuf auth = Unpooled.buffer();
+        Rpc.putAuthError(auth, 9, Rpc.AUTH_BADCRED);
+        assertTrue(assertThrows(RpcException.class, () -> Rpc.getAcceptedReply(auth)).getMessage()
+                .contains("authentication error 1"));
+        ByteBuf notACall = Unpooled.wrappedBuffer(ByteBufUtil.decodeHexDump("0000000700000001"));
+        assertThrows(XdrException.class, () -> Rpc.getCall(notACall), "a REPLY where a CALL belongs");
+    }
+
     private static ByteBuf reply(String afterType) {
         return Unpooled.wrappedBuffer(ByteBufUtil.decodeHexDump("00000007" + "00000001" + afterType));
     }
