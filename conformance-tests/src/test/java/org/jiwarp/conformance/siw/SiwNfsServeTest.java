@@ -244,8 +244,9 @@ class SiwNfsServeTest {
     }
 
     /**
-     * Mounts, runs {@code script} (with {@code set -e}: one command a line, as a failing command in
-     * a {@code &&} chain does not end the script), unmounts; the mount line is checked.
+     * Mounts, makes the transport's directory in the export, runs {@code script} (with {@code set -e}:
+     * one command a line, as a failing command in a {@code &&} chain does not end the script),
+     * unmounts; the mount line is checked.
      */
     private static ExecResult mounted(Transport transport, String script, Duration timeout) {
         ExecResult result = guest.run(String.join("\n",
@@ -253,6 +254,7 @@ class SiwNfsServeTest {
                 "umount " + MNT + " 2>/dev/null || true",
                 mount(transport),
                 "grep ' " + MNT + " ' /proc/mounts",
+                "mkdir -p " + MNT + "/" + transport.dir(),
                 script,
                 "umount " + MNT), timeout);
         if (!result.succeeded()) {
@@ -267,8 +269,7 @@ class SiwNfsServeTest {
 
     private static void treeCopiedInListedAndChecksummed(Transport transport) {
         String root = MNT + "/" + transport.dir();
-        // One command a line: under set -e a failing command ends the script, which a && chain would not.
-        mounted(transport, "mkdir -p " + root + "\ncp -r " + SOURCE + " " + root + "/tree", Duration.ofSeconds(150));
+        mounted(transport, "cp -r " + SOURCE + " " + root + "/tree", Duration.ofSeconds(150));
         // After a remount (and the page cache dropped) every listing and read comes from the server.
         guest.run("echo 3 > /proc/sys/vm/drop_caches", Duration.ofSeconds(30)).orThrow();
         ExecResult seen = mounted(transport, String.join("\n",
@@ -285,9 +286,9 @@ class SiwNfsServeTest {
                 + " (" + sourceOctets + " octets in the source): " + seen);
         Map<String, String> large = new TreeMap<>(sourceSums);
         large.keySet().removeIf(name -> !name.endsWith("0"));
-        assertEquals(large, sums(seen.output()), "the 40 KiB files read back through the mount over " + transport);
-        assertEquals(sourceSums, hostSums(export.resolve(transport.dir()).resolve("tree")),
-                "checksums of the served directory (the host's view) against the guest's tree after cp -r over " + transport);
+        assertSameSums(large, sums(seen.output()), "the 40 KiB files read back through the mount over " + transport);
+        assertSameSums(sourceSums, hostSums(export.resolve(transport.dir()).resolve("tree")),
+                "the served directory (the host's view) against the guest's tree after cp -r over " + transport);
     }
 
     private static void renameRemoveMkdirRmdir(Transport transport) throws IOException {
@@ -319,7 +320,7 @@ class SiwNfsServeTest {
         expected.put("./d2/moved-f100", expected.remove("./d1/f100"));
         expected.remove("./d3/f300");
         expected.keySet().removeIf(name -> name.startsWith("./d9/"));
-        assertEquals(expected, hostSums(tree), "the served tree after the renames and removals over " + transport);
+        assertSameSums(expected, hostSums(tree), "the served tree after the renames and removals over " + transport);
     }
 
     private static void bigFileWrittenAndReadBack(Transport transport) throws Exception {
@@ -423,6 +424,22 @@ class SiwNfsServeTest {
         Matcher m = SECONDS.matcher(result.output());
         assertTrue(m.find(), result::toString);
         return BIG / 1e6 / Math.max(0.001, Double.parseDouble(m.group(2)));
+    }
+
+    /** Fails naming the first files missing, extra or with another checksum, not the whole lists. */
+    private static void assertSameSums(Map<String, String> expected, Map<String, String> actual, String what) {
+        List<String> differences = new ArrayList<>();
+        for (Map.Entry<String, String> e : expected.entrySet()) {
+            String got = actual.get(e.getKey());
+            if (got == null) {
+                differences.add(e.getKey() + " missing");
+            } else if (!got.equals(e.getValue())) {
+                differences.add(e.getKey() + " is " + got + ", not " + e.getValue());
+            }
+        }
+        actual.keySet().stream().filter(name -> !expected.containsKey(name)).forEach(name -> differences.add(name + " extra"));
+        assertTrue(differences.isEmpty(), () -> what + ": " + differences.size() + " of " + expected.size()
+                + " files differ, first: " + differences.subList(0, Math.min(5, differences.size())));
     }
 
     /** {@code sha256sum}'s lines as path to checksum. */
