@@ -41,10 +41,10 @@ import org.junit.jupiter.api.Timeout;
  * does not run. Over each transport:
  *
  * <ul>
- *   <li>a tree of 1000 small files (a tenth of them 40 KiB, so that WRITEs and READs take chunks)
+ *   <li>a tree of 1000 small files (a tenth of them about 18 KiB, so that WRITEs and READs take chunks)
  *       in ten directories goes in by {@code cp -r}; after a remount, {@code ls -lR} counts every
  *       entry and their sizes, the checksum of every file is the same in the guest's source and
- *       in the served directory as the host reads it, and the 40 KiB files read back through the
+ *       in the served directory as the host reads it, and the 18 KiB files read back through the
  *       mount have theirs;
  *   <li>rename in a directory and across two, remove, mkdir, rmdir and {@code rm -r}, each seen
  *       in the served directory;
@@ -111,7 +111,7 @@ class SiwNfsServeTest {
         serve(0, 0, 0);
         guest = SiwPeer.builder().image(SiwPeerImage.ensureNfsBuilt()).memoryMb(1024).pcap(pcap).boot();
         // The tree to copy in: 1000 files in ten directories, made by one awk in the guest (a
-        // process per file costs seconds under TCG); every tenth file 40 KiB, the others under 2 KiB.
+        // process per file costs seconds under TCG); every tenth file about 18 KiB, the others under 2 KiB.
         guest.run("rm -rf " + SOURCE + " && i=0; while [ $i -lt " + DIRECTORIES + " ]; do mkdir -p " + SOURCE
                 + "/d$i; i=$((i+1)); done && awk 'BEGIN { srand(24); for (i = 0; i < " + FILES + "; i++) {"
                 + " f = \"" + SOURCE + "/d\" int(i / " + (FILES / DIRECTORIES) + ") \"/f\" i;"
@@ -277,7 +277,7 @@ class SiwNfsServeTest {
                 "echo \"files $(grep -c '^-' /tmp/ls-lR)\"",
                 "echo \"directories $(grep -c '^d' /tmp/ls-lR)\"",
                 "echo \"octets $(awk '/^-/ { n += $5 } END { print n }' /tmp/ls-lR)\"",
-                // The hundred 40 KiB files read back through the mount: READs answered in Write chunks.
+                // The hundred 18 KiB files read back through the mount: READs answered in Write chunks.
                 "cd " + root + "/tree", "find . -type f -name 'f*0' | sort | xargs sha256sum", "cd /"),
                 Duration.ofSeconds(150));
         assertTrue(seen.output().contains("\nfiles " + FILES + "\n"), () -> "ls -lR over " + transport + ": " + seen);
@@ -286,7 +286,7 @@ class SiwNfsServeTest {
                 + " (" + sourceOctets + " octets in the source): " + seen);
         Map<String, String> large = new TreeMap<>(sourceSums);
         large.keySet().removeIf(name -> !name.endsWith("0"));
-        assertSameSums(large, sums(seen.output()), "the 40 KiB files read back through the mount over " + transport);
+        assertSameSums(large, sums(seen.output()), "the 18 KiB files read back through the mount over " + transport);
         assertSameSums(sourceSums, hostSums(export.resolve(transport.dir()).resolve("tree")),
                 "the served directory (the host's view) against the guest's tree after cp -r over " + transport);
     }
