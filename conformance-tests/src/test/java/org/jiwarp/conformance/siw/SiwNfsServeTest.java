@@ -110,6 +110,7 @@ class SiwNfsServeTest {
         Files.createDirectories(export);
         serve(0, 0, 0);
         guest = SiwPeer.builder().image(SiwPeerImage.ensureNfsBuilt()).memoryMb(1024).pcap(pcap).boot();
+        System.out.println("guest booted in " + guest.bootTime().toMillis() + " ms (" + guest.accel() + ")");
         // The tree to copy in: 1000 files in ten directories, made by one awk in the guest (a
         // process per file costs seconds under TCG); every tenth file about 18 KiB, the others under 2 KiB.
         guest.run("rm -rf " + SOURCE + " && i=0; while [ $i -lt " + DIRECTORIES + " ]; do mkdir -p " + SOURCE
@@ -135,7 +136,8 @@ class SiwNfsServeTest {
             }
         } finally {
             if (server != null) {
-                server.stop(Duration.ofSeconds(30));
+                JiwarpCommand.Run last = server.stop(Duration.ofSeconds(30));
+                System.out.println("the last jiwarp nfs serve printed:\n" + last.err());
             }
         }
         System.out.println("Linux kernel NFSv3 client in the siw guest (TCG) against jiwarp nfs serve on the host, "
