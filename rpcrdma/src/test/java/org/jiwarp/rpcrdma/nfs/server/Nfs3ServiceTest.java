@@ -666,6 +666,39 @@ class Nfs3ServiceTest {
         assertEquals(5, statistics.calls(), "MNT, CREATE, WRITE, READ, LOOKUP");
     }
 
+    @Test
+    void concurrentCallsOnTheirOwnFiles() throws Exception {
+        int threads = 4;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                done.add(pool.submit(() -> {
+                    for (int round = 0; round < 20; round++) {
+                        String name = "t" + id + "-" + round;
+                        byte[] fh = create(root, name);
+                        byte[] data = (name + " ").repeat(100).getBytes(StandardCharsets.US_ASCII);
+                        assertEquals(0, write(fh, 0, data, Nfs3Service.DATA_SYNC).status());
+                        Reply back = read(lookup(root, name), 0, data.length);
+                        assertEquals(0, back.status());
+                        assertArrayEquals(data, back.ddp(), name);
+                        if (round % 2 == 0) {
+                            assertEquals(0, call(Nfs3Service.REMOVE, dirop(root, name)).status());
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> future : done) {
+                future.get(50, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(threads * 10 + 2, readdirAll(root, false, 4096, 4096).size(), "the files kept, '.' and '..'");
+    }
+
     static byte[] forge(byte[] like, long ino) {
         ByteBuffer b = ByteBuffer.wrap(like.clone());
         b.putLong(20, ino);
