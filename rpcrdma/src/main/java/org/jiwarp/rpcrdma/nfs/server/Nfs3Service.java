@@ -331,6 +331,11 @@ final class Nfs3Service implements RpcHandler {
             fail(out, e);
             Attributes.putPostOp(out, Attributes.orNull(path), fsid);
             return null;
+        } catch (RuntimeException e) {
+            if (data != null) {
+                data.release();
+            }
+            throw e;
         }
     }
 
@@ -793,6 +798,10 @@ final class Nfs3Service implements RpcHandler {
         return dir.equals(handles.root()) ? dir : dir.getParent();
     }
 
+    /**
+     * A SYMLINK's text as a path. Java parses it, so repeated and trailing slashes are dropped from
+     * what READLINK later returns; the path resolves the same.
+     */
     private static Path pathOf(String text) {
         try {
             return Path.of(text);
