@@ -3,9 +3,12 @@ package org.jiwarp.rpcrdma.nfs.server;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import org.jiwarp.rpcrdma.AuthSys;
 import org.jiwarp.rpcrdma.Rpc;
@@ -44,6 +47,13 @@ class MountServiceTest {
         Reply getattr = new Nfs3Calls(export.nfs(), 100003).call(Nfs3Service.GETATTR, out -> Xdr.putOpaque(out, root));
         assertEquals(0, getattr.status(), "the handle is the NFS program's");
         assertArrayEquals(root, FileHandlesTest.mountRoot(export));
+    }
+
+    @Test
+    void onlyADirectoryOpens() throws Exception {
+        Path file = Files.writeString(tmp.resolve("file"), "not a directory");
+        assertThrows(NotDirectoryException.class, () -> NfsExport.open(file, NfsExport.Options.defaults()));
+        assertThrows(NoSuchFileException.class, () -> NfsExport.open(tmp.resolve("missing"), NfsExport.Options.defaults()));
     }
 
     @Test
