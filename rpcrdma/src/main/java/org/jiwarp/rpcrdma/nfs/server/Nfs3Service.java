@@ -23,8 +23,7 @@ import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.FileTime;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import org.jiwarp.rpcrdma.AuthSys;
@@ -86,6 +85,8 @@ final class Nfs3Service implements RpcHandler {
     /** rtmax and wtmax: the most READ returns and WRITE takes (FSINFO). */
     static final int MAX_IO = 1 << 20;
     static final int DTPREF = 64 << 10;
+    /** READDIR's cookie verifier: zeros, since the cookies hold across changes (section 3.3.16). */
+    private static final byte[] NO_VERIFIER = new byte[8];
     static final int NAME_MAX = 255;
     /** The longest name or symbolic link text decoded; a longer one is GARBAGE_ARGS. */
     static final int MAX_PATH = 4096;
@@ -602,36 +603,35 @@ final class Nfs3Service implements RpcHandler {
     // ---- section 3.3.16, 3.3.17: directories ----
 
     /**
-     * READDIR and READDIRPLUS. The listing is ".", "..", then the names sorted; an entry's cookie
-     * is its index in that listing plus one, and the cookie verifier is the directory's mtime, so
-     * cookies hold while the directory is unchanged and a changed one is BAD_COOKIE. A reply never
-     * exceeds {@code count} (READDIR) or {@code maxcount}, nor its entries' names and cookies
-     * {@code dircount} (READDIRPLUS).
+     * READDIR and READDIRPLUS. An entry's cookie is a 62-bit hash of its name (1 and 2 for "." and
+     * ".."), and the listing goes in cookie order, so a cookie names a place in the directory that
+     * survives changes to it, as ext4's hash cookies do: a client that removes entries while it
+     * lists (rm -r) goes on after the last one it saw and misses none. The cookie verifier is
+     * therefore zero and never checked (section 3.3.16 lets a server that needs none send zeros).
+     * Two names of one hash would lose the second after a reply ending on the first: one chance in
+     * 2^62 per pair. A reply never exceeds {@code count} (READDIR) or {@code maxcount}, nor its
+     * entries' names and cookies {@code dircount} (READDIRPLUS).
      */
     private void readdir(ByteBuf in, ByteBuf out, boolean plus) {
         byte[] fh = fileHandle(in);
         long cookie = Xdr.getHyper(in);
-        byte[] verifier = Xdr.getFixedOpaque(in, 8);
+        Xdr.getFixedOpaque(in, 8); // the cookie verifier: this server needs none (see above)
         long dircount = Xdr.getUnsignedInt(in);
         long maxcount = plus ? Xdr.getUnsignedInt(in) : dircount;
         Path dir = null;
         try {
             dir = handles.resolve(fh);
             Attributes attributes = directory(dir);
-            byte[] current = ByteBuffer.allocate(8).putLong(nanos(attributes.mtime())).array();
-            if (cookie != 0 && !Arrays.equals(verifier, current)) {
-                throw new Nfs3Error(Nfs3Error.BAD_COOKIE); // section 3.3.16: the directory changed
-            }
             List<String> names = listing(dir);
-            if (cookie < 0 || cookie > names.size()) {
-                throw new Nfs3Error(Nfs3Error.BAD_COOKIE);
-            }
             Xdr.putInt(out, NFS3_OK);
             Attributes.putPostOp(out, attributes, fsid);
-            Xdr.putFixedOpaque(out, current);
+            Xdr.putFixedOpaque(out, NO_VERIFIER);
             long room = Math.min(maxcount, MAX_DIRECTORY_REPLY) - out.readableBytes() - 8; // and the end: no entry, eof
             long nameRoom = dircount;
-            int index = (int) cookie;
+            int index = 0;
+            while (index < names.size() && Long.compareUnsigned(cookie(names.get(index)), cookie) <= 0) {
+                index++; // the entries up to the cookie were sent, or were there when it was
+            }
             int sent = 0;
             for (; index < names.size(); index++) {
                 String name = names.get(index);
@@ -655,7 +655,7 @@ final class Nfs3Service implements RpcHandler {
                 Xdr.putBoolean(out, true);
                 Xdr.putHyper(out, entry.ino());
                 Xdr.putOpaque(out, octets);
-                Xdr.putHyper(out, index + 1L);
+                Xdr.putHyper(out, cookie(name));
                 byte[] handle = handles.handle(path, entry);
                 if (plus) {
                     Attributes.putPostOp(out, entry, fsid);
@@ -684,16 +684,28 @@ final class Nfs3Service implements RpcHandler {
         } catch (IOException e) {
             throw Nfs3Error.of(e);
         }
-        Collections.sort(names);
-        names.add(0, ".");
-        names.add(1, "..");
+        names.add(".");
+        names.add("..");
+        names.sort(Comparator.comparingLong(Nfs3Service::cookie));
         return names;
     }
 
-    private static long nanos(FileTime time) {
-        Instant instant = time.toInstant();
-        return instant.getEpochSecond() * 1_000_000_000L + instant.getNano();
+    /** An entry's READDIR cookie: 1 for ".", 2 for "..", else a 62-bit FNV-1a hash of the name, from 3 up. */
+    static long cookie(String name) {
+        return switch (name) {
+            case "." -> 1;
+            case ".." -> 2;
+            default -> {
+                long hash = 0xcbf29ce484222325L;
+                for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+                    hash = (hash ^ (b & 0xFF)) * 0x100000001b3L;
+                }
+                hash ^= hash >>> 29; // FNV's low bits mix poorly; fold the high ones in
+                yield 3 + ((hash & 0x3FFF_FFFF_FFFF_FFFFL) % (0x3FFF_FFFF_FFFF_FFFFL - 3));
+            }
+        };
     }
+
 
     // ---- section 3.3.18 to 3.3.20: the file system ----
 

@@ -533,19 +533,59 @@ class Nfs3ServiceTest {
             Xdr.putInt(out, 100);
         });
         assertEquals(Nfs3Error.TOOSMALL, tooSmall.status());
-        Reply badCookie = call(Nfs3Service.READDIR, out -> {
-            Xdr.putOpaque(out, root);
-            Xdr.putHyper(out, 3);
-            Xdr.putFixedOpaque(out, new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
-            Xdr.putInt(out, 4096);
-        });
-        assertEquals(Nfs3Error.BAD_COOKIE, badCookie.status());
         assertEquals(Nfs3Error.NOTDIR, call(Nfs3Service.READDIR, out -> {
             Xdr.putOpaque(out, lookup(root, "file-1-x"));
             Xdr.putHyper(out, 0);
             Xdr.putFixedOpaque(out, new byte[8]);
             Xdr.putInt(out, 4096);
         }).status());
+    }
+
+    /**
+     * rm -r as the Linux client does it: a READDIR in pieces, each piece's names removed before the
+     * next READDIR with the last cookie. Every name is listed once and the directory ends empty
+     * (cookies as indexes into the listing skipped the names that moved up behind the cookie).
+     */
+    @Test
+    void removingWhileListingMissesNoName() throws Exception {
+        Files.createDirectory(dir.resolve("tree"));
+        TreeSet<String> expected = new TreeSet<>();
+        for (int i = 0; i < 200; i++) {
+            Files.createFile(dir.resolve("tree/f" + i));
+            expected.add("f" + i);
+        }
+        byte[] tree = lookup(root, "tree");
+        List<String> seen = new ArrayList<>();
+        long cookie = 0;
+        for (int calls = 0; calls < 1000; calls++) {
+            long from = cookie;
+            Reply reply = call(Nfs3Service.READDIR, out -> {
+                Xdr.putOpaque(out, tree);
+                Xdr.putHyper(out, from);
+                Xdr.putFixedOpaque(out, new byte[8]);
+                Xdr.putInt(out, 1024);
+            });
+            assertEquals(0, reply.status());
+            Fattr.postOp(reply.in());
+            Xdr.getFixedOpaque(reply.in(), 8);
+            while (Xdr.getBoolean(reply.in())) {
+                Xdr.getHyper(reply.in());
+                String name = Xdr.getString(reply.in(), 255);
+                cookie = Xdr.getHyper(reply.in());
+                if (!name.equals(".") && !name.equals("..")) {
+                    seen.add(name);
+                    assertEquals(0, call(Nfs3Service.REMOVE, dirop(tree, name)).status(), "REMOVE " + name);
+                }
+            }
+            if (Xdr.getBoolean(reply.in())) {
+                break;
+            }
+        }
+        assertEquals(expected.size(), seen.size(), "each name once");
+        assertEquals(expected, new TreeSet<>(seen));
+        try (var left = Files.list(dir.resolve("tree"))) {
+            assertEquals(0, left.count(), "the directory is empty");
+        }
     }
 
     @Test
