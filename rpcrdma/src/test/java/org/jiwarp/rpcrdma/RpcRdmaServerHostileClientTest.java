@@ -63,7 +63,7 @@ class RpcRdmaServerHostileClientTest {
     private Rnic serverRnic;
     private RpcRdmaServer server;
     private Rnic clientRnic;
-    private final CountDownLatch release = new CountDownLatch(1);
+    private volatile CountDownLatch release = new CountDownLatch(1);
     private final AtomicInteger blocking = new AtomicInteger();
 
     @BeforeEach
@@ -315,9 +315,13 @@ class RpcRdmaServerHostileClientTest {
                 assertTrue(answered[xid], "the granted call " + xid + " was answered");
             }
             waitFor(() -> server.callsInProgress() == 0, "the granted calls are done");
+            CountDownLatch again = new CountDownLatch(1);
+            release = again;
             for (int xid = 100; xid < 100 + CREDITS; xid++) {
-                hostile.send(call(xid, NULL, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER));
+                hostile.send(call(xid, BLOCK, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER));
             }
+            waitFor(() -> blocking.get() == 2 * CREDITS, "the whole grant is held by the handler again");
+            again.countDown();
             for (int i = 0; i < CREDITS; i++) {
                 ByteBuf reply = next(hostile);
                 try {
