@@ -65,6 +65,7 @@ class RpcRdmaServerHostileClientTest {
     private Rnic clientRnic;
     private volatile CountDownLatch release = new CountDownLatch(1);
     private final AtomicInteger blocking = new AtomicInteger();
+    private final AtomicInteger longReplies = new AtomicInteger();
 
     @BeforeEach
     void start() {
@@ -112,6 +113,7 @@ class RpcRdmaServerHostileClientTest {
                 }
                 return RpcReply.success(null);
             case LONG: {
+                longReplies.incrementAndGet();
                 int n = Xdr.getInt(args);
                 ByteBuf out = Unpooled.buffer(n + 8);
                 Xdr.putOpaque(out, pattern(n));
@@ -334,6 +336,51 @@ class RpcRdmaServerHostileClientTest {
             assertEquals(CREDITS, server.excessCalls(), "no credit was lost to the excess");
         }
         waitFor(() -> server.regionsHeld() == 0 && server.connections() == 0, "nothing held");
+    }
+
+    /**
+     * The responder's rule for a client that goes on beyond the grant (RFC 8166 section 3.3.1 leaves
+     * it to the responder): a connection with as many SYSTEM_ERR answers in flight as the grant is
+     * closed at the next call beyond the grant. A client that stops reading keeps its answers in
+     * flight: its socket is filled first with long replies, one call at a time, until replies stay
+     * unsent; then the grant is held by the handler, the grant's worth of calls beyond it is answered
+     * (and stays in flight) with the connection up, and one more closes it.
+     */
+    @Test
+    @Timeout(120)
+    void asManyExcessAnswersInFlightAsTheGrantAndOneMoreCloses() throws Exception {
+        try (RpcRdmaClient other = client(); MpaRequester stuck = new MpaRequester(server.localAddress(), true)) {
+            int xid = 0;
+            // One call at a time, each answered before the next (its reply posted: two regions for
+            // each call held), until three replies stay behind the full socket.
+            while (server.callsInProgress() < 3) {
+                assertTrue(xid < 1000, "the client's socket never filled");
+                xid++;
+                assertTrue(stuck.send(call(xid, LONG, List.of(), List.of(), List.of(new RdmaSegment(0x5151_5100,
+                        512 * 1024, 0)), Unpooled.buffer().writeInt(256 * 1024))));
+                int sent = xid;
+                waitFor(() -> longReplies.get() == sent && server.regionsHeld() == 2 * server.callsInProgress(),
+                        "call " + sent + " answered");
+            }
+            assertEquals(0, server.excessCalls(), "one call at a time never went beyond the grant");
+            for (int i = 0; i < CREDITS; i++) {
+                assertTrue(stuck.send(call(++xid, BLOCK, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER)));
+            }
+            waitFor(() -> blocking.get() == CREDITS, "the grant is held by the handler");
+            for (int i = 0; i < CREDITS; i++) {
+                assertTrue(stuck.send(call(++xid, NULL, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER)));
+            }
+            waitFor(() -> server.excessCalls() == CREDITS, "the calls beyond the grant were answered");
+            assertEquals(2, server.connections(), "as many answers in flight as the grant: the connection stays");
+            assertEquals(sum(pattern(21)), summed(other, pattern(21)), "the other client is served meanwhile");
+            stuck.send(call(++xid, NULL, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER));
+            waitFor(() -> server.connections() == 1, "one more beyond the grant closes the connection");
+            assertEquals(CREDITS + 1, server.excessCalls(), "the call that closed it was the one after the grant's worth");
+            release.countDown();
+            assertEquals(sum(pattern(22)), summed(other, pattern(22)), "the other client is served after");
+        }
+        waitFor(() -> server.regionsHeld() == 0 && server.callsInProgress() == 0 && server.connections() == 0,
+                "nothing held");
     }
 
     // ---- 3. Chunks too small for the reply ----
