@@ -88,7 +88,10 @@ final class RawRequester implements AutoCloseable {
         return new RdmaSegment(region.stag(), (int) region.length(), region.address());
     }
 
-    /** Registers {@code data} for the server to write (a Write or Reply chunk's sink); the RNIC's close deregisters it. */
+    /**
+     * Registers {@code data} for the server to write (a Write or Reply chunk's sink); the RNIC's close
+     * deregisters it.
+     */
     RdmaSegment exposeWritable(ByteBuf data) {
         MemoryRegion region = pd.register(data, Access.REMOTE_WRITE | Access.LOCAL_WRITE);
         return new RdmaSegment(region.stag(), (int) region.length(), region.address());

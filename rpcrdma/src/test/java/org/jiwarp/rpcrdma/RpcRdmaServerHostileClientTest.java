@@ -35,9 +35,10 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Clients that break the rules of RFC 8166 against the responder, each beside a well-behaved
  * {@link RpcRdmaClient} that is served meanwhile and afterwards: chunks naming memory the client
- * never registered for this connection, more calls than the grant, a Reply or Write chunk too
- * small, a client that stops reading its socket while calls flow, and a client that resets while
- * the server reads its Read chunk. After each, the server holds nothing for the hostile client:
+ * never registered for this connection, more calls than the grant (and the rule that closes a
+ * connection whose answers beyond it stay in flight), a Reply or Write chunk too small, a client
+ * that stops reading its socket while calls flow, and a client that resets while the server reads
+ * its Read chunk. After each, the server holds nothing for the hostile client:
  * no region, no call, no buffer (the leak check).
  */
 class RpcRdmaServerHostileClientTest {
@@ -375,7 +376,8 @@ class RpcRdmaServerHostileClientTest {
             assertEquals(sum(pattern(21)), summed(other, pattern(21)), "the other client is served meanwhile");
             stuck.send(call(++xid, NULL, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER));
             waitFor(() -> server.connections() == 1, "one more beyond the grant closes the connection");
-            assertEquals(CREDITS + 1, server.excessCalls(), "the call that closed it was the one after the grant's worth");
+            assertEquals(CREDITS + 1, server.excessCalls(),
+                    "the call that closed it was the one after the grant's worth");
             release.countDown();
             assertEquals(sum(pattern(22)), summed(other, pattern(22)), "the other client is served after");
         }
