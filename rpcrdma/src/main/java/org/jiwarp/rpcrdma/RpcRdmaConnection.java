@@ -343,8 +343,9 @@ final class RpcRdmaConnection {
             }
             if (closed) {
                 rpc.release();
-                release(call);
-                server.droppedOne();
+                if (release(call)) {
+                    server.droppedOne();
+                }
                 return;
             }
         }
@@ -443,8 +444,9 @@ final class RpcRdmaConnection {
         synchronized (this) {
             call.buffers.add(send);
             if (closed) {
-                release(call);
-                server.droppedOne();
+                if (release(call)) {
+                    server.droppedOne();
+                }
                 return;
             }
             for (Push push : pushes) {
@@ -544,24 +546,29 @@ final class RpcRdmaConnection {
         return call;
     }
 
-    /** Under this object's lock. */
-    private void release(Call call) {
-        calls.remove(call.id);
+    /**
+     * Frees what {@code call} holds and forgets it; true when it was still held. Under this object's
+     * lock. A worker may add a buffer to a call that the connection's close has already released
+     * (the close came between its checks), and releases it again after: so this frees whatever the
+     * call holds now, each thing once.
+     */
+    private boolean release(Call call) {
+        boolean held = calls.remove(call.id) != null;
         if (call.counted) {
             call.counted = false;
             outstanding--;
         }
-        if (call.released) {
-            return;
-        }
-        call.released = true;
         for (MemoryRegion region : call.regions) {
             server.deregister(region);
         }
+        call.regions.clear();
         call.buffers.forEach(ByteBuf::release);
+        call.buffers.clear();
         if (call.inline != null) {
             call.inline.release();
+            call.inline = null;
         }
+        return held;
     }
 
     private static long wrId(Call call, int kind) {
@@ -586,7 +593,6 @@ final class RpcRdmaConnection {
         boolean counted;
         boolean excess;
         boolean handling;
-        boolean released;
 
         Call(long id, int xid) {
             this.id = id;
