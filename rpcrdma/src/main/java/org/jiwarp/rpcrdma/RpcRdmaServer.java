@@ -143,12 +143,30 @@ public final class RpcRdmaServer implements AutoCloseable {
         for (int slot = 0; slot < slots; slot++) {
             repost(slot);
         }
-        this.listener = rnic.listen(address, this::onConnectRequest);
+        RnicListener bound;
+        try {
+            bound = rnic.listen(address, this::onConnectRequest);
+        } catch (RuntimeException e) {
+            // A port in use: what was taken above is given back before the caller hears of it.
+            closed = true;
+            workers.shutdownNow();
+            srq.destroy();
+            receives.deregister();
+            sendCq.destroy();
+            receiveCq.destroy();
+            pd.destroy();
+            memory.release();
+            throw new RpcException("cannot listen on " + address.getHostString() + " port " + address.getPort()
+                    + " for RPC-over-RDMA: " + Failures.describe(e), e);
+        }
+        this.listener = bound;
     }
 
     /**
      * Listens on {@code address} (NFS over RDMA: port 20049) and serves each accepted connection's
      * calls with {@code handler}. The RNIC stays the caller's.
+     *
+     * @throws RpcException when the address cannot be bound (a port in use, say)
      */
     public static RpcRdmaServer listen(Rnic rnic, InetSocketAddress address, RpcHandler handler, Options options) {
         return new RpcRdmaServer(rnic, address, handler, options);
