@@ -146,16 +146,19 @@ public final class RpcRdmaServer implements AutoCloseable {
         RnicListener bound;
         try {
             bound = rnic.listen(address, this::onConnectRequest);
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // a bind's failure comes as the checked BindException, thrown unchecked
             // A port in use: what was taken above is given back before the caller hears of it.
             closed = true;
             workers.shutdownNow();
-            srq.destroy();
-            receives.deregister();
-            sendCq.destroy();
-            receiveCq.destroy();
-            pd.destroy();
-            memory.release();
+            try {
+                srq.destroy();
+                receives.deregister();
+                sendCq.destroy();
+                receiveCq.destroy();
+                pd.destroy();
+            } finally {
+                memory.release();
+            }
             throw new RpcException("cannot listen on " + address.getHostString() + " port " + address.getPort()
                     + " for RPC-over-RDMA: " + Failures.describe(e), e);
         }

@@ -176,7 +176,8 @@ final class RpcTcpConnection extends ChannelInboundHandlerAdapter {
         ByteBuf reply;
         try {
             ByteBuf denied = Rpc.denial(rpcCall);
-            reply = denied != null ? fragment(denied, null) : encode(Rpc.answer(server.handler(), rpcCall), rpcCall.xid());
+            reply = denied != null ? fragment(denied, null)
+                    : encode(Rpc.answer(server.handler(), rpcCall), rpcCall.xid());
         } finally {
             rpcCall.arguments().release();
         }
