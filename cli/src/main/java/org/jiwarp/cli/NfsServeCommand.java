@@ -122,7 +122,7 @@ final class NfsServeCommand implements Callable<Integer> {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException shuttingDown) {
-                // the hook is waiting for this thread to end
+                // the hook is waiting for done, below
             }
             done.countDown();
             connection.mergeCapture(capture);

@@ -285,6 +285,21 @@ class RpcTcpServerTest {
 
     @Test
     @Timeout(60)
+    void aConnectionBeyondTheLimitIsClosedAndTheOthersServed() throws Exception {
+        start(RpcTcpServer.Options.defaults().maxConnections(1));
+        try (TcpRpcClient first = TcpRpcClient.connect(server.localAddress())) {
+            release(first.call(PROGRAM, 1, NULL, null, a -> { }), new byte[0]); // the first is accepted
+            try (Raw second = new Raw(server.localAddress())) {
+                second.expectClosed();
+            }
+            assertEquals(1, server.refusedConnections());
+            release(first.call(PROGRAM, 1, ECHO, null, a -> a.writeInt(3)), new byte[] {0, 0, 0, 3});
+            assertEquals(1, server.connections());
+        }
+    }
+
+    @Test
+    @Timeout(60)
     void closeEndsWithClientsConnectedAndCallsBlocked() throws Exception {
         start(RpcTcpServer.Options.defaults());
         try (Raw idle = new Raw(server.localAddress()); Raw blocked = new Raw(server.localAddress())) {
