@@ -404,6 +404,8 @@ class RpcTcpServerTest {
                 assertEquals(-1, got, "the server sent more instead of closing");
             } catch (EOFException | SocketException closed) {
                 // a reset says it as well
+            } catch (java.net.SocketTimeoutException e) {
+                throw new AssertionError("the server kept the connection open for 20 s", e);
             }
         }
 
