@@ -153,11 +153,11 @@ final class NfsServeCommand implements Callable<Integer> {
                 RpcTcpServer mountd = RpcTcpServer.listen(new InetSocketAddress(host, mountPort), export::mount,
                         RpcTcpServer.Options.defaults())) {
             NfsExport open = export.open(dir, readOnly);
-            print(err, "jiwarp nfs serve: serving " + dir + (readOnly ? " (read-only)" : "") + ": NFSv3 over RDMA on "
-                    + address(host, rdma.localAddress())
+            // The line scripts wait for (benchmarks/nfs-transports.sh): it starts with "serving ".
+            print(err, "serving " + open.mountPath() + ": NFSv3 over RDMA on " + address(host, rdma.localAddress())
                     + (tcp == null ? "" : ", over TCP on " + address(host, tcp.localAddress()))
-                    + ", MOUNT over TCP on " + address(host, mountd.localAddress())
-                    + " (export path " + open.mountPath() + "; " + connection.describe() + ")");
+                    + ", MOUNT on TCP " + address(host, mountd.localAddress())
+                    + " (" + (readOnly ? "read-only, " : "") + connection.describe() + ")");
             String last = status(new NfsExport.Statistics(0, 0, 0, 0), 0);
             while (true) {
                 Thread.sleep(STATUS_MILLIS);

@@ -32,8 +32,8 @@ import picocli.CommandLine;
  */
 class NfsServeCommandTest {
 
-    private static final Pattern SERVING = Pattern.compile("serving (\\S+): NFSv3 over RDMA on 127\\.0\\.0\\.1:(\\d+), "
-            + "over TCP on 127\\.0\\.0\\.1:(\\d+), MOUNT over TCP on 127\\.0\\.0\\.1:(\\d+)");
+    private static final Pattern SERVING = Pattern.compile("(?m)^serving (\\S+): NFSv3 over RDMA on "
+            + "127\\.0\\.0\\.1:(\\d+), over TCP on 127\\.0\\.0\\.1:(\\d+), MOUNT on TCP 127\\.0\\.0\\.1:(\\d+) \\(");
 
     @TempDir
     Path temp;
