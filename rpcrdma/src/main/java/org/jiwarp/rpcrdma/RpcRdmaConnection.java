@@ -296,27 +296,16 @@ final class RpcRdmaConnection {
     private void serve(Call call, RpcCall rpcCall) {
         RpcReply reply;
         try {
-            if (rpcCall.rpcVersion() != Rpc.RPC_VERSION) {
-                ByteBuf denied = Unpooled.buffer(24);
-                Rpc.putRpcMismatch(denied, call.xid);
+            ByteBuf denied = Rpc.denial(rpcCall);
+            if (denied != null) {
                 push(call, denied, null);
                 return;
             }
-            if (rpcCall.credentialFlavor() != AuthSys.NONE && rpcCall.credentialFlavor() != AuthSys.FLAVOR) {
-                ByteBuf denied = Unpooled.buffer(20);
-                Rpc.putAuthError(denied, call.xid, Rpc.AUTH_BADCRED);
-                push(call, denied, null);
-                return;
-            }
-            try {
-                reply = server.handler().handle(rpcCall);
-            } catch (RuntimeException e) {
-                reply = null;
-            }
+            reply = Rpc.answer(server.handler(), rpcCall);
         } finally {
             rpcCall.arguments().release();
         }
-        reply(call, reply == null ? RpcReply.systemErr() : reply);
+        reply(call, reply);
     }
 
     private void reply(Call call, RpcReply reply) {
