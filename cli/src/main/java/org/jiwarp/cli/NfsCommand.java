@@ -38,20 +38,25 @@ import picocli.CommandLine;
  * such as Linux's nfsd with {@code rdma 20049} in its portlist. MOUNT goes over TCP to
  * {@code --mount-port} (no rpcbind lookup: give the port rpc.mountd listens on, {@code -p}); the
  * path is mounted when it is a directory the server lets mount, else its parent is and the last
- * name is looked up (or created, for put).
+ * name is looked up (or created, for put). {@code jiwarp nfs serve} ({@link NfsServeCommand}) is
+ * the server's side, a subcommand with options of its own.
  */
-@Command(name = "nfs", sortOptions = false,
+@Command(name = "nfs", sortOptions = false, subcommands = NfsServeCommand.class,
         description = {"NFSv3 over RDMA (RPC-over-RDMA version 1): list a directory, print a file's attributes, "
-                + "read a file (READ into a Write chunk) or write one (WRITE from a Read chunk).",
-                "  jiwarp nfs ls   HOST:/export/dir",
-                "  jiwarp nfs stat HOST:/export/file",
-                "  jiwarp nfs cat  HOST:/export/file [-o LOCAL]",
-                "  jiwarp nfs put  LOCAL HOST:/export/file"})
+                + "read a file (READ into a Write chunk) or write one (WRITE from a Read chunk); or serve a "
+                + "directory (jiwarp nfs serve --help).",
+                "  jiwarp nfs ls    HOST:/export/dir",
+                "  jiwarp nfs stat  HOST:/export/file",
+                "  jiwarp nfs cat   HOST:/export/file [-o LOCAL]",
+                "  jiwarp nfs put   LOCAL HOST:/export/file",
+                "  jiwarp nfs serve DIR"})
 final class NfsCommand implements Callable<Integer> {
 
     static final int MAX_IO = 1 << 20;
 
-    @Parameters(index = "0", paramLabel = "ls|stat|cat|put", description = "What to do.")
+    /** Optional to picocli only, so that {@code serve} is taken as the subcommand it is; checked in {@link #call}. */
+    @Parameters(index = "0", arity = "0..1", paramLabel = "ls|stat|cat|put", description = "What to do (or the "
+            + "serve subcommand).")
     String action;
 
     @Parameters(index = "1..*", paramLabel = "ARG", description = "HOST:/path, and for put the local file first.")
@@ -100,6 +105,10 @@ final class NfsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         CommandLine line = spec.commandLine();
+        if (action == null) {
+            throw new CommandLine.ParameterException(line, "missing required parameter: 'ls|stat|cat|put' (or serve "
+                    + "DIR to serve a directory)");
+        }
         int wanted = "put".equals(action) ? 2 : 1;
         if (!List.of("ls", "stat", "cat", "put").contains(action)) {
             throw new CommandLine.ParameterException(line, "unknown action " + action + ": give ls, stat, cat or put");

@@ -21,7 +21,7 @@ import picocli.CommandLine;
 class OptionChoicesTest {
 
     private static final Pattern LIST = Pattern.compile(
-            "^(jiwarp [a-z-]+): invalid value for option '([^']+)'.*: 'no-such-value' is not one of (.+) "
+            "^(jiwarp [a-z-]+(?: [a-z-]+)*): invalid value for option '([^']+)'.*: 'no-such-value' is not one of (.+) "
             + "\\(see '\\1 --help'\\)\\R$");
 
     @Test
@@ -64,7 +64,7 @@ class OptionChoicesTest {
         }
         // --transport comes with ConnectionOptions, mixed into every command that opens connections.
         assertEquals(List.of("jiwarp bench --op", "jiwarp bench --transport", "jiwarp ping --transport",
-                "jiwarp nfs --transport", "jiwarp perftest --test", "jiwarp perftest --transport",
+                "jiwarp nfs --transport", "jiwarp nfs serve --transport", "jiwarp perftest --test", "jiwarp perftest --transport",
                 "jiwarp conform --group"), checked);
     }
 

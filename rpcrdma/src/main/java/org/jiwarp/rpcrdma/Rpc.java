@@ -112,6 +112,40 @@ public final class Rpc {
         Xdr.putInt(out, authStat);
     }
 
+    /**
+     * The server's own denial of {@code call} (RFC 5531 section 9), before any handler sees it: an
+     * RPC_MISMATCH reply for an RPC version other than 2, an AUTH_BADCRED reply for a credential
+     * flavor other than AUTH_NONE and AUTH_SYS; {@code null} when the call is for the handler. Every
+     * transport's server applies these same rules.
+     */
+    public static ByteBuf denial(RpcCall call) {
+        if (call.rpcVersion() != RPC_VERSION) {
+            ByteBuf denied = io.netty.buffer.Unpooled.buffer(24);
+            putRpcMismatch(denied, call.xid());
+            return denied;
+        }
+        if (call.credentialFlavor() != AuthSys.NONE && call.credentialFlavor() != AuthSys.FLAVOR) {
+            ByteBuf denied = io.netty.buffer.Unpooled.buffer(20);
+            putAuthError(denied, call.xid(), AUTH_BADCRED);
+            return denied;
+        }
+        return null;
+    }
+
+    /**
+     * {@code handler}'s answer to {@code call}, which {@link #denial} let through: a handler that
+     * throws or answers nothing is answered with SYSTEM_ERR (as {@link RpcHandler} says).
+     */
+    public static RpcReply answer(RpcHandler handler, RpcCall call) {
+        RpcReply reply;
+        try {
+            reply = handler.handle(call);
+        } catch (RuntimeException e) {
+            reply = null;
+        }
+        return reply == null ? RpcReply.systemErr() : reply;
+    }
+
     /** The xid of a message, without consuming it. */
     public static int peekXid(ByteBuf in) {
         if (in.readableBytes() < 4) {

@@ -40,7 +40,7 @@ import org.jiwarp.rnic.WorkCompletion;
  * with Invalidate (RFC 8797 section 5: offered in the private data) or locally, and deregistered.
  * Thread-safe: calls may come from several threads at once.
  */
-public final class RpcRdmaClient implements AutoCloseable {
+public final class RpcRdmaClient implements RpcTransport {
 
     /** How the client connects. */
     public record Options(int credits, int inlineSize, boolean remoteInvalidation, Duration firstSendDelay,
@@ -163,6 +163,7 @@ public final class RpcRdmaClient implements AutoCloseable {
      *
      * @throws RpcException on an RDMA_ERROR reply, a broken connection, or no reply in time
      */
+    @Override
     public RpcRdmaReply call(RpcRdmaCall call, AuthSys credential) {
         int xid = xids.incrementAndGet();
         ByteBuf message = Unpooled.buffer(256);

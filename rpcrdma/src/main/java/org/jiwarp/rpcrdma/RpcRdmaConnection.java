@@ -296,27 +296,16 @@ final class RpcRdmaConnection {
     private void serve(Call call, RpcCall rpcCall) {
         RpcReply reply;
         try {
-            if (rpcCall.rpcVersion() != Rpc.RPC_VERSION) {
-                ByteBuf denied = Unpooled.buffer(24);
-                Rpc.putRpcMismatch(denied, call.xid);
+            ByteBuf denied = Rpc.denial(rpcCall);
+            if (denied != null) {
                 push(call, denied, null);
                 return;
             }
-            if (rpcCall.credentialFlavor() != AuthSys.NONE && rpcCall.credentialFlavor() != AuthSys.FLAVOR) {
-                ByteBuf denied = Unpooled.buffer(20);
-                Rpc.putAuthError(denied, call.xid, Rpc.AUTH_BADCRED);
-                push(call, denied, null);
-                return;
-            }
-            try {
-                reply = server.handler().handle(rpcCall);
-            } catch (RuntimeException e) {
-                reply = null;
-            }
+            reply = Rpc.answer(server.handler(), rpcCall);
         } finally {
             rpcCall.arguments().release();
         }
-        reply(call, reply == null ? RpcReply.systemErr() : reply);
+        reply(call, reply);
     }
 
     private void reply(Call call, RpcReply reply) {
@@ -343,8 +332,9 @@ final class RpcRdmaConnection {
             }
             if (closed) {
                 rpc.release();
-                release(call);
-                server.droppedOne();
+                if (release(call)) {
+                    server.droppedOne();
+                }
                 return;
             }
         }
@@ -443,8 +433,9 @@ final class RpcRdmaConnection {
         synchronized (this) {
             call.buffers.add(send);
             if (closed) {
-                release(call);
-                server.droppedOne();
+                if (release(call)) {
+                    server.droppedOne();
+                }
                 return;
             }
             for (Push push : pushes) {
@@ -544,24 +535,29 @@ final class RpcRdmaConnection {
         return call;
     }
 
-    /** Under this object's lock. */
-    private void release(Call call) {
-        calls.remove(call.id);
+    /**
+     * Frees what {@code call} holds and forgets it; true when it was still held. Under this object's
+     * lock. A worker may add a buffer to a call that the connection's close has already released
+     * (the close came between its checks), and releases it again after: so this frees whatever the
+     * call holds now, each thing once.
+     */
+    private boolean release(Call call) {
+        boolean held = calls.remove(call.id) != null;
         if (call.counted) {
             call.counted = false;
             outstanding--;
         }
-        if (call.released) {
-            return;
-        }
-        call.released = true;
         for (MemoryRegion region : call.regions) {
             server.deregister(region);
         }
+        call.regions.clear();
         call.buffers.forEach(ByteBuf::release);
+        call.buffers.clear();
         if (call.inline != null) {
             call.inline.release();
+            call.inline = null;
         }
+        return held;
     }
 
     private static long wrId(Call call, int kind) {
@@ -586,7 +582,6 @@ final class RpcRdmaConnection {
         boolean counted;
         boolean excess;
         boolean handling;
-        boolean released;
 
         Call(long id, int xid) {
             this.id = id;

@@ -143,12 +143,33 @@ public final class RpcRdmaServer implements AutoCloseable {
         for (int slot = 0; slot < slots; slot++) {
             repost(slot);
         }
-        this.listener = rnic.listen(address, this::onConnectRequest);
+        RnicListener bound;
+        try {
+            bound = rnic.listen(address, this::onConnectRequest);
+        } catch (Exception e) { // a bind's failure comes as the checked BindException, thrown unchecked
+            // A port in use: what was taken above is given back before the caller hears of it.
+            closed = true;
+            workers.shutdownNow();
+            try {
+                srq.destroy();
+                receives.deregister();
+                sendCq.destroy();
+                receiveCq.destroy();
+                pd.destroy();
+            } finally {
+                memory.release();
+            }
+            throw new RpcException("cannot listen on " + address.getHostString() + " port " + address.getPort()
+                    + " for RPC-over-RDMA: " + Failures.describe(e), e);
+        }
+        this.listener = bound;
     }
 
     /**
      * Listens on {@code address} (NFS over RDMA: port 20049) and serves each accepted connection's
      * calls with {@code handler}. The RNIC stays the caller's.
+     *
+     * @throws RpcException when the address cannot be bound (a port in use, say)
      */
     public static RpcRdmaServer listen(Rnic rnic, InetSocketAddress address, RpcHandler handler, Options options) {
         return new RpcRdmaServer(rnic, address, handler, options);

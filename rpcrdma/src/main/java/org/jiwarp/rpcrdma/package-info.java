@@ -24,6 +24,11 @@
  *       {@link org.jiwarp.rpcrdma.RpcHandler} as an {@link org.jiwarp.rpcrdma.RpcCall} and comes
  *       back as an {@link org.jiwarp.rpcrdma.RpcReply} (RFC 5531 section 9);
  *       {@link org.jiwarp.rpcrdma.RpcPrograms} dispatches on program and version.</li>
+ *   <li>{@link org.jiwarp.rpcrdma.RpcTcpServer}: the same handlers over TCP with record marking
+ *       (RFC 5531 section 11): a record's fragments joined up to a bound, replies as one fragment
+ *       with the DDP-eligible item appended and padded (RFC 4506 section 4.10), the server's
+ *       denials shared with the RDMA server ({@code Rpc.denial}, section 9), a bound on each
+ *       connection's calls in progress and no reading while its replies cannot be written.</li>
  * </ul>
  */
 package org.jiwarp.rpcrdma;

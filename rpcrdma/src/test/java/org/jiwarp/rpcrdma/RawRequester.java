@@ -88,6 +88,25 @@ final class RawRequester implements AutoCloseable {
         return new RdmaSegment(region.stag(), (int) region.length(), region.address());
     }
 
+    /**
+     * Registers {@code data} for the server to write (a Write or Reply chunk's sink); the RNIC's close
+     * deregisters it.
+     */
+    RdmaSegment exposeWritable(ByteBuf data) {
+        MemoryRegion region = pd.register(data, Access.REMOTE_WRITE | Access.LOCAL_WRITE);
+        return new RdmaSegment(region.stag(), (int) region.length(), region.address());
+    }
+
+    /**
+     * Registers {@code data} in a second protection domain of this requester's RNIC, readable and
+     * writable remotely: a handle valid on this RNIC but not for this connection's queue pair.
+     */
+    RdmaSegment exposeInAnotherDomain(ByteBuf data) {
+        MemoryRegion region = rnic.allocatePd().register(data, Access.REMOTE_READ | Access.REMOTE_WRITE
+                | Access.LOCAL_WRITE);
+        return new RdmaSegment(region.stag(), (int) region.length(), region.address());
+    }
+
     QueuePair queuePair() {
         return qp;
     }

@@ -144,16 +144,16 @@ class SiwNfsInteropTest {
                 new InetSocketAddress(loopback, peer.hostPort(NfsGuest.MOUNT_PORT)),
                 new InetSocketAddress(loopback, peer.hostPort(NfsGuest.RDMA_PORT)), NfsGuest.EXPORT, 1 << 20, 1 << 20,
                 RpcRdmaClient.Options.defaults())) {
-            PrivateData server = nfs.transport().serverPrivateData();
+            PrivateData server = rdma(nfs).serverPrivateData();
             assertTrue(server != null && server.version() == 1, "svcrdma's private data: " + server);
             byte[] fh = nfs.lookup(nfs.root(), "file-4096");
-            assertTrue(nfs.transport().granted() > 1, "credits granted: " + nfs.transport().granted());
-            long before = nfs.transport().remoteInvalidations();
+            assertTrue(rdma(nfs).granted() > 1, "credits granted: " + rdma(nfs).granted());
+            long before = rdma(nfs).remoteInvalidations();
             ByteBuf sink = Unpooled.buffer();
             nfs.read(fh, 0, 4096, sink);
             assertEquals(4096, sink.readableBytes());
             sink.release();
-            assertEquals(before + 1, nfs.transport().remoteInvalidations(), "a READ reply by Send with Invalidate");
+            assertEquals(before + 1, rdma(nfs).remoteInvalidations(), "a READ reply by Send with Invalidate");
         }
     }
 
@@ -200,6 +200,10 @@ class SiwNfsInteropTest {
                     + "no finding");
             assertTrue(headers > 0 && invalidations > 0, "nothing for the rpcrdma rules to judge in " + capture);
         }
+    }
+
+    private static RpcRdmaClient rdma(Nfs3Client nfs) {
+        return (RpcRdmaClient) nfs.transport();
     }
 
     private static Path ownCapture() {

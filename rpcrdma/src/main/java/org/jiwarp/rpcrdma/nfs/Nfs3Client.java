@@ -11,6 +11,7 @@ import org.jiwarp.rpcrdma.RpcException;
 import org.jiwarp.rpcrdma.RpcRdmaCall;
 import org.jiwarp.rpcrdma.RpcRdmaClient;
 import org.jiwarp.rpcrdma.RpcRdmaReply;
+import org.jiwarp.rpcrdma.RpcTransport;
 import org.jiwarp.rpcrdma.TcpRpcClient;
 import org.jiwarp.rpcrdma.Xdr;
 
@@ -18,7 +19,9 @@ import org.jiwarp.rpcrdma.Xdr;
  * An NFSv3 client (RFC 1813) over RPC-over-RDMA with the NFS upper-layer binding of RFC 8267: MOUNT
  * over TCP for the root file handle, then GETATTR, LOOKUP, CREATE, READ (its data in a Write
  * chunk), WRITE (its data in a Read chunk) and READDIR (its reply in a Reply chunk when it is
- * long) over RDMA. Enough to list, read, write and stat; no locking, no caching.
+ * long) over RDMA. The same calls go over TCP ({@link #connect(RpcTransport, byte[], int, int)}
+ * with a {@link org.jiwarp.rpcrdma.TcpRpcClient}), where the chunks' data travels inline. Enough
+ * to list, read, write and stat; no locking, no caching.
  */
 public final class Nfs3Client implements AutoCloseable {
 
@@ -39,13 +42,13 @@ public final class Nfs3Client implements AutoCloseable {
     /** Octets asked per READDIR: more than the inline threshold, so long listings come in a Reply chunk. */
     static final int READDIR_COUNT = 64 * 1024;
 
-    private final RpcRdmaClient rpc;
+    private final RpcTransport rpc;
     private final AuthSys credential;
     private final byte[] root;
     private final int rsize;
     private final int wsize;
 
-    private Nfs3Client(RpcRdmaClient rpc, AuthSys credential, byte[] root, int rsize, int wsize) {
+    private Nfs3Client(RpcTransport rpc, AuthSys credential, byte[] root, int rsize, int wsize) {
         this.rpc = rpc;
         this.credential = credential;
         this.root = root;
@@ -69,7 +72,15 @@ public final class Nfs3Client implements AutoCloseable {
     /** Connects RPC-over-RDMA to the NFS server, for a directory handle MOUNT gave already. */
     public static Nfs3Client connect(Rnic rnic, InetSocketAddress nfs, byte[] root, int rsize, int wsize,
             RpcRdmaClient.Options options) {
-        return new Nfs3Client(RpcRdmaClient.connect(rnic, nfs, options), AuthSys.root("jiwarp"), root.clone(), rsize, wsize);
+        return connect(RpcRdmaClient.connect(rnic, nfs, options), root, rsize, wsize);
+    }
+
+    /**
+     * An NFS client over {@code transport} (RPC-over-RDMA or TCP), for a directory handle MOUNT
+     * gave already; the transport is the client's from now on and closes with it.
+     */
+    public static Nfs3Client connect(RpcTransport transport, byte[] root, int rsize, int wsize) {
+        return new Nfs3Client(transport, AuthSys.root("jiwarp"), root.clone(), rsize, wsize);
     }
 
     /** MNT (RFC 1813 section 5.2.1): the file handle of an exported directory. */
@@ -92,7 +103,7 @@ public final class Nfs3Client implements AutoCloseable {
         return root.clone();
     }
 
-    public RpcRdmaClient transport() {
+    public RpcTransport transport() {
         return rpc;
     }
 

@@ -1,7 +1,11 @@
 package org.jiwarp.rpcrdma.nfs.server;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.concurrent.atomic.LongAdder;
 import org.jiwarp.rpcrdma.RpcHandler;
 
 /**
@@ -9,11 +13,26 @@ import org.jiwarp.rpcrdma.RpcHandler;
  * and MOUNT (100005 version 3) as {@link RpcHandler}s, for any RPC transport (RPC-over-RDMA's
  * {@code RpcRdmaServer}, RPC over TCP's {@code RpcTcpServer}).
  *
- * <p>API agreed for issue 24's parallel work; the implementation follows.
+ * <pre>{@code
+ * try (NfsExport export = NfsExport.open(Path.of("/srv/data"), NfsExport.Options.defaults())) {
+ *     RpcHandler programs = RpcPrograms.builder()
+ *             .add(100003, 3, export.nfs()).add(100005, 3, export.mount()).build();
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>File handles name files by device and inode under an id of the directory's real path, so
+ * they stay good across a restart on the same directory (see {@code FileHandles}). Each opening
+ * draws a new random write verifier (RFC 1813 section 3.3.7): a client that wrote UNSTABLE data
+ * before a restart sees it change and writes again.
  */
 public final class NfsExport implements AutoCloseable {
 
-    /** How the export is served. */
+    /**
+     * How the export is served.
+     *
+     * @param readOnly every procedure that would change the tree answers NFS3ERR_ROFS
+     */
     public record Options(boolean readOnly) {
         public static Options defaults() {
             return new Options(false);
@@ -24,7 +43,16 @@ public final class NfsExport implements AutoCloseable {
     public record Statistics(long calls, long octetsRead, long octetsWritten, long errors) {
     }
 
-    private NfsExport() {
+    private final Path directory;
+    private final String mountPath;
+    private final Nfs3Service nfs;
+    private final MountService mount;
+
+    private NfsExport(Path directory, String mountPath, Nfs3Service nfs, MountService mount) {
+        this.directory = directory;
+        this.mountPath = mountPath;
+        this.nfs = nfs;
+        this.mount = mount;
     }
 
     /**
@@ -33,33 +61,48 @@ public final class NfsExport implements AutoCloseable {
      * @throws IOException when it is not a directory that can be read
      */
     public static NfsExport open(Path directory, Options options) throws IOException {
-        throw new UnsupportedOperationException("issue 24: in progress");
+        Path real = directory.toRealPath();
+        if (!Files.isDirectory(real)) {
+            throw new NotDirectoryException(directory.toString());
+        }
+        if (!Files.isReadable(real) || !Files.isExecutable(real)) {
+            throw new IOException("the directory " + directory + " cannot be read");
+        }
+        FileHandles handles = new FileHandles(real);
+        byte[] verifier = new byte[8];
+        new SecureRandom().nextBytes(verifier);
+        LongAdder calls = new LongAdder();
+        String mountPath = directory.toAbsolutePath().normalize().toString();
+        Nfs3Service nfs = new Nfs3Service(handles, options.readOnly(), verifier, calls);
+        return new NfsExport(directory, mountPath, nfs, new MountService(mountPath, handles.rootHandle(), calls));
     }
 
     /** The export's directory, as given. */
     public Path directory() {
-        throw new UnsupportedOperationException("issue 24: in progress");
+        return directory;
     }
 
     /** The path MOUNT's MNT accepts for this export (the directory's absolute path). */
     public String mountPath() {
-        throw new UnsupportedOperationException("issue 24: in progress");
+        return mountPath;
     }
 
     /** NFS version 3 (program 100003): for the RDMA and TCP listeners. */
     public RpcHandler nfs() {
-        throw new UnsupportedOperationException("issue 24: in progress");
+        return nfs;
     }
 
     /** MOUNT version 3 (program 100005): for the MOUNT TCP listener. */
     public RpcHandler mount() {
-        throw new UnsupportedOperationException("issue 24: in progress");
+        return mount;
     }
 
+    /** Calls to both programs, READ and WRITE octets, and NFS replies that were not NFS3_OK or did not decode. */
     public Statistics statistics() {
-        throw new UnsupportedOperationException("issue 24: in progress");
+        return new Statistics(nfs.calls.sum(), nfs.octetsRead.sum(), nfs.octetsWritten.sum(), nfs.errors.sum());
     }
 
+    /** Nothing is held open between calls: closing only marks the end of use. */
     @Override
     public void close() {
     }
