@@ -76,8 +76,8 @@ class SiwNfsServeTest {
     /** The tree as the guest makes it, in its own memory. */
     private static final String SOURCE = "/tmp/tree";
     private static final Pattern SECONDS = Pattern.compile("(write|read) ([0-9.]+) s");
-    /** The serving line: "serving DIR: NFSv3 over RDMA on H:P, over TCP on H:T, MOUNT over TCP on H:M (...)". */
-    private static final Pattern PORTS = Pattern.compile("(over RDMA|, over TCP|MOUNT over TCP) on \\S+:(\\d+)");
+    /** The serving line: "serving DIR: NFSv3 over RDMA on H:P, over TCP on H:T, MOUNT on TCP H:M (...)". */
+    private static final Pattern PORTS = Pattern.compile("(over RDMA on|, over TCP on|MOUNT on TCP|MOUNT over TCP on) \\S+:(\\d+)");
 
     /** The two transports, the same script over each. */
     enum Transport {
@@ -401,9 +401,9 @@ class SiwNfsServeTest {
             ports.putIfAbsent(m.group(1), Integer.parseInt(m.group(2)));
         }
         assertEquals(3, ports.size(), "no RDMA, TCP and MOUNT port in: " + line);
-        rdmaPort = ports.get("over RDMA");
-        tcpPort = ports.get(", over TCP");
-        mountPort = ports.get("MOUNT over TCP");
+        rdmaPort = ports.get("over RDMA on");
+        tcpPort = ports.get(", over TCP on");
+        mountPort = ports.getOrDefault("MOUNT on TCP", ports.get("MOUNT over TCP on"));
         System.out.println(line);
     }
 
