@@ -24,6 +24,7 @@ import org.jiwarp.rnic.Rnic;
 import org.jiwarp.rpcrdma.AuthSys;
 import org.jiwarp.rpcrdma.RpcException;
 import org.jiwarp.rpcrdma.RpcRdmaClient;
+import org.jiwarp.rpcrdma.TcpRpcClient;
 import org.jiwarp.rpcrdma.nfs.Fattr3;
 import org.jiwarp.rpcrdma.nfs.Nfs3Client;
 import org.jiwarp.tools.Failures;
@@ -69,6 +70,14 @@ final class NfsCommand implements Callable<Integer> {
     @Option(names = "--mount-port", paramLabel = "PORT", description = "rpc.mountd's TCP port (default "
             + "${DEFAULT-VALUE}).")
     int mountPort = 20048;
+
+    @Option(names = "--tcp", description = "NFS over TCP (RPC record marking) to --tcp-port instead of RDMA: the same "
+            + "calls, their data inline; to compare the two transports on one server.")
+    boolean tcp;
+
+    @Option(names = "--tcp-port", paramLabel = "PORT", description = "The NFS server's TCP port, with --tcp (default "
+            + "${DEFAULT-VALUE}).")
+    int tcpPort = 2049;
 
     @Option(names = "--rsize", paramLabel = "OCTETS", description = "Octets per READ, 4096 to 1048576 (default "
             + "${DEFAULT-VALUE}).")
@@ -127,6 +136,7 @@ final class NfsCommand implements Callable<Integer> {
         }
         ConnectionOptions.checkPort(line, "--port", port, false);
         ConnectionOptions.checkPort(line, "--mount-port", mountPort, false);
+        ConnectionOptions.checkPort(line, "--tcp-port", tcpPort, false);
         connection.validate(line);
         Target target = Target.parse(line, arguments.get(wanted - 1));
         Path local = wanted == 2 ? Path.of(arguments.get(0)) : null;
@@ -151,7 +161,7 @@ final class NfsCommand implements Callable<Integer> {
 
     private int run(Rnic rnic, Target target, Path local, PrintWriter out, PrintWriter err) throws IOException {
         InetSocketAddress mountd = new InetSocketAddress(target.host, mountPort);
-        InetSocketAddress server = new InetSocketAddress(target.host, port);
+        InetSocketAddress server = new InetSocketAddress(target.host, tcp ? tcpPort : port);
         if (server.isUnresolved()) {
             throw new RpcException("unknown host " + target.host);
         }
@@ -174,7 +184,8 @@ final class NfsCommand implements Callable<Integer> {
             name = null;
         }
         RpcRdmaClient.Options options = RpcRdmaClient.Options.defaults().remoteInvalidation(!noRemoteInvalidation);
-        try (Nfs3Client nfs = Nfs3Client.connect(rnic, server, dir, rsize, wsize, options)) {
+        try (Nfs3Client nfs = tcp ? Nfs3Client.connect(TcpRpcClient.connect(server), dir, rsize, wsize)
+                : Nfs3Client.connect(rnic, server, dir, rsize, wsize, options)) {
             switch (action) {
                 case "ls":
                     return list(nfs, name == null ? dir : nfs.lookup(dir, name), out);

@@ -151,6 +151,16 @@ class NfsServeCommandTest {
             assertEquals(0, ls.exit(), ls.err() + "\nserver: " + err);
             assertEquals("copy\n", ls.out());
 
+            // The same over TCP, to the same server.
+            String overTcp = "127.0.0.1:" + path + "/copy-tcp";
+            Run putTcp = jiwarp("nfs", "put", local, overTcp, "--tcp", "--tcp-port", tcp, "--mount-port", mount);
+            assertEquals(0, putTcp.exit(), putTcp.err() + "\nserver: " + err);
+            assertArrayEquals(data, Files.readAllBytes(export.resolve("copy-tcp")), "written over TCP");
+            Path backTcp = temp.resolve("back-tcp");
+            Run catTcp = jiwarp("nfs", "cat", overTcp, "-o", backTcp, "--tcp", "--tcp-port", tcp, "--mount-port", mount);
+            assertEquals(0, catTcp.exit(), catTcp.err() + "\nserver: " + err);
+            assertArrayEquals(data, Files.readAllBytes(backTcp), "read over TCP");
+
             try (TcpRpcClient client = TcpRpcClient.connect(new InetSocketAddress("127.0.0.1", tcp))) {
                 client.call(Nfs3Client.NFS_PROGRAM, 3, 0, null, a -> { }).release(); // NULL over TCP
                 // Linux's client asks NFSACL (100227) on the NFS port; an NFS answer would read as an ACL.
