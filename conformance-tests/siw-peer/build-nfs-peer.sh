@@ -10,8 +10,8 @@
 #     from the same linux-image package as the base, with modules.dep rebuilt over both sets;
 #   - /etc/siw-peer/modules: the base's load list followed by the NFS modules, so the base's
 #     guest-init.sh loads them at boot with everything else;
-#   - rpcbind, rpc.mountd, rpc.nfsd, exportfs, mount.nfs, showmount, rpcinfo and their libraries
-#     (libtirpc, libnsl, Kerberos, ...), /etc/netconfig;
+#   - rpcbind, rpc.mountd, rpc.nfsd, exportfs, mount.nfs, showmount, rpcinfo, fio and their
+#     libraries (libtirpc, libnsl, Kerberos, and fio's I/O engines' ...), /etc/netconfig;
 #   - /usr/sbin/jw-nfs-serve (nfs-serve.sh), which a test runs in the booted guest to export a
 #     tmpfs at /srv/nfs over RDMA on port 20049, with MOUNT on TCP port 20048.
 #
@@ -42,9 +42,17 @@ done_msg() { [ "$PRINT_DIR" = 1 ] && echo "$CACHE"; return 0; }
 NFS_PACKAGES=(libc6 nfs-kernel-server nfs-common rpcbind keyutils libtirpc3 libtirpc-common libnsl2
   libkrb5-3 libgssapi-krb5-2 libk5crypto3 libkrb5support0 libcom-err2 libkeyutils1 libblkid1
   libevent-core-2.1-7 libsqlite3-0 libwrap0 libmount1 libuuid1 libdevmapper1.02.1 libselinux1
-  libpcre2-8-0 libcap2 libsystemd0 liblz4-1 liblzma5 libzstd1 libgcrypt20 libgpg-error0)
+  libpcre2-8-0 libcap2 libsystemd0 liblz4-1 liblzma5 libzstd1 libgcrypt20 libgpg-error0
+  fio libaio1 libnuma1 zlib1g libibverbs1 librdmacm1 libnl-3-200 libnl-route-3-200
+  libgfapi0 libgfrpc0 libgfxdr0 libglusterfs0 libacl1 libnbd0 libgnutls30 libgmp10 libhogweed6
+  libnettle8 libidn2-0 libp11-kit0 libffi8 libtasn1-6 libunistring2 libxml2 libicu72
+  librados2 librbd1 libboost-iostreams1.74.0 libboost-thread1.74.0 libbz2-1.0 libfmt9 libgcc-s1
+  libstdc++6 libssl3 libudev1 libcryptsetup12 libargon2-1 libjson-c5 libpmem1 libpmemblk1
+  libdaxctl1 libndctl6 libkmod2)
+# fio (the kernel client's load in SiwNfsServeTest) links every I/O engine Debian builds, Ceph's
+# and Gluster's among them, so their libraries come along although only its psync engine runs.
 NFS_PROGRAMS=(sbin/rpcbind usr/sbin/rpcinfo usr/sbin/rpc.mountd usr/sbin/rpc.nfsd usr/sbin/exportfs
-  sbin/mount.nfs sbin/showmount)
+  sbin/mount.nfs sbin/showmount usr/bin/fio)
 NFS_MODULES=(sunrpc rpcrdma nfsd nfs nfsv3 nfsv4)
 
 # The base peer, built or checked by its own script (its cache and key are untouched by us).
@@ -143,7 +151,7 @@ cp "$B/usr/lib/modules/$ABI"/modules.{dep,dep.bin,alias,alias.bin,symbols,symbol
   "$I/usr/lib/modules/$ABI/" 2>/dev/null || true
 
 # --- programs and the libraries they need that the base lacks --------------------------------
-LIBDIRS=("$R/usr/lib/x86_64-linux-gnu" "$R/lib/x86_64-linux-gnu" "$R/lib64")
+LIBDIRS=("$R/usr/lib/x86_64-linux-gnu" "$R/lib/x86_64-linux-gnu" "$R/lib64" "$R/usr/lib/x86_64-linux-gnu/ceph")
 HOST_LIBDIRS=(/usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu)
 ELF_QUEUE=()
 for prog in "${NFS_PROGRAMS[@]}"; do

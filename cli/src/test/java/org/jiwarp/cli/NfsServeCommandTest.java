@@ -4,6 +4,7 @@ import static org.jiwarp.cli.DecodeCommandTest.jiwarp;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
@@ -19,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jiwarp.cli.DecodeCommandTest.Run;
+import org.jiwarp.rpcrdma.RpcException;
 import org.jiwarp.rpcrdma.TcpRpcClient;
 import org.jiwarp.rpcrdma.nfs.Nfs3Client;
 import org.junit.jupiter.api.Test;
@@ -161,6 +163,15 @@ class NfsServeCommandTest {
 
             try (TcpRpcClient client = TcpRpcClient.connect(new InetSocketAddress("127.0.0.1", tcp))) {
                 client.call(Nfs3Client.NFS_PROGRAM, 3, 0, null, a -> { }).release(); // NULL over TCP
+                // Linux's client asks NFSACL (100227) on the NFS port; an NFS answer would read as an ACL.
+                RpcException acl = assertThrows(RpcException.class,
+                        () -> client.call(100227, 3, 0, null, a -> { }).release());
+                assertEquals("the server does not offer this RPC program", acl.getMessage());
+            }
+            try (TcpRpcClient client = TcpRpcClient.connect(new InetSocketAddress("127.0.0.1", mount))) {
+                RpcException nfs = assertThrows(RpcException.class,
+                        () -> client.call(Nfs3Client.NFS_PROGRAM, 3, 0, null, a -> { }).release());
+                assertEquals("the server does not offer this RPC program", nfs.getMessage(), "NFS on the MOUNT port");
             }
             await(err, exit, Pattern.compile("serve: (\\d+) calls, \\d+\\.\\d MB read, \\d+\\.\\d MB written"));
         } finally {

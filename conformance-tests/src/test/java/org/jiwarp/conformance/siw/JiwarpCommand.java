@@ -51,11 +51,32 @@ final class JiwarpCommand {
         }, "jiwarp-" + command.args[0]);
         thread.setDaemon(true);
         thread.start();
-        return new Started(command, run);
+        return new Started(command, run, thread);
     }
 
     /** A command running on its own thread. */
-    record Started(JiwarpCommand command, CompletableFuture<Run> run) {
+    record Started(JiwarpCommand command, CompletableFuture<Run> run, Thread thread) {
+
+        /**
+         * Stops it as a user's Ctrl-C stops a server that runs until stopped (its thread
+         * interrupted) and waits for it to end.
+         *
+         * @throws AssertionError when it has not ended within {@code timeout}
+         */
+        Run stop(Duration timeout) throws InterruptedException {
+            thread.interrupt();
+            thread.join(timeout.toMillis());
+            if (!run.isDone()) {
+                throw new AssertionError("`" + command.command + "` did not end within " + timeout.toMillis()
+                        + " ms of being stopped; stderr so far:\n" + command.err);
+            }
+            return run.join();
+        }
+
+        /** What it printed on stderr so far. */
+        String err() {
+            return command.err.toString();
+        }
 
         /** Waits until its stderr contains {@code text} (a server's "serving on" line). */
         void awaitErr(String text, Duration timeout) throws InterruptedException {

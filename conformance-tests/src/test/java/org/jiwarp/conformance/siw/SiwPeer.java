@@ -251,6 +251,47 @@ public final class SiwPeer implements AutoCloseable {
         return pcap;
     }
 
+    /**
+     * Stops recording the guest's traffic for good: QEMU drops the capture's filter and closes
+     * {@link #pcap()}, which then holds everything up to this moment. For a run whose bulk
+     * transfers would make the capture too long to compare, after the part worth comparing.
+     *
+     * @throws SiwPeerException when QEMU's monitor does not take the command
+     */
+    public void stopPcap() {
+        String answer;
+        try (SocketChannel monitor = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            monitor.connect(UnixDomainSocketAddress.of(socketDirectory.resolve("mon.sock")));
+            monitor.write(ByteBuffer.wrap("object_del dump0\ninfo version\n".getBytes(StandardCharsets.US_ASCII)));
+            // The monitor echoes and answers in order: once the version is there, object_del has been answered.
+            StringBuilder said = new StringBuilder();
+            ByteBuffer buffer = ByteBuffer.allocate(4096);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            monitor.configureBlocking(false);
+            while (!said.toString().matches("(?s).*info version.*\\n\\d+\\.\\d+\\.\\d+.*\\n.*")) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw failure("QEMU's monitor did not answer object_del within 10 s: " + said, null);
+                }
+                buffer.clear();
+                if (monitor.read(buffer) > 0) {
+                    said.append(new String(buffer.array(), 0, buffer.position(), StandardCharsets.ISO_8859_1));
+                } else {
+                    Thread.sleep(20);
+                }
+            }
+            answer = said.toString();
+        } catch (IOException e) {
+            throw failure("QEMU's monitor did not take object_del: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SiwPeerException("interrupted while stopping the capture", e);
+        }
+        String reply = answer.substring(answer.indexOf("object_del dump0"), answer.indexOf("info version"));
+        if (reply.toLowerCase(Locale.ROOT).contains("error") || reply.contains("not found")) {
+            throw failure("QEMU did not stop the capture: " + reply.strip(), null);
+        }
+    }
+
     /** Where the console log, QEMU's log and (by default) the pcap are kept; not deleted on close. */
     public Path workDirectory() {
         return workDirectory;

@@ -21,7 +21,9 @@
  * NFS over RDMA (RFC 8166, RFC 8267): {@link org.jiwarp.conformance.siw.SiwNfsInteropTest}
  * ({@code jiwarp nfs} against the kernel NFS server) and
  * {@link org.jiwarp.conformance.siw.SiwNfsTwoGuestsTest} (two guests on a private link, the kernel
- * client of one against the server of the other, beside {@code jiwarp nfs}).
+ * client of one against the server of the other, beside {@code jiwarp nfs}), and
+ * {@link org.jiwarp.conformance.siw.SiwNfsServeTest} (the kernel client against
+ * {@code jiwarp nfs serve} on the host, over RDMA and over TCP).
  * {@link org.jiwarp.conformance.siw.SiwChannelStressTest} holds the command channel to its word: 2 000
  * commands to one guest beside a CPU hog, none lost or late.
  * {@code siw-peer/README.md} has the matrix they cover.
