@@ -27,10 +27,14 @@ jiwarp() {
   # shellcheck disable=SC2086
   java ${JIWARP_JAVA_OPTS:-} -jar "$jar" "$@"
 }
+serve() {
+  # shellcheck disable=SC2086
+  exec java ${JIWARP_JAVA_OPTS:-} -jar "$jar" nfs serve "$@"
+}
 
 mkdir "$work/export"
 head -c "${mib}M" /dev/urandom > "$work/source"
-jiwarp nfs serve "$work/export" --bind 127.0.0.1 --port 0 --tcp-port 0 --mount-port 0 2> "$work/server.log" &
+serve "$work/export" --bind 127.0.0.1 --port 0 --tcp-port 0 --mount-port 0 > /dev/null 2> "$work/server.log" &
 server=$!
 for _ in $(seq 100); do
   grep -q '^serving ' "$work/server.log" && break

@@ -302,7 +302,8 @@ public final class RpcRdmaClient implements RpcTransport {
                     throw new RpcException("the server reports " + length + " octets in a Reply chunk of "
                             + p.replyRegion.length());
                 }
-                message = Unpooled.copiedBuffer(p.replyRegion.buffer().slice(0, (int) length));
+                // The Reply chunk's own buffer, kept past the call (its region is gone by then): no copy.
+                message = p.replyRegion.buffer().retainedSlice(0, (int) length);
             } else {
                 message = Unpooled.copiedBuffer(in);
             }
@@ -314,7 +315,8 @@ public final class RpcRdmaClient implements RpcTransport {
                     throw new RpcException("the server reports " + length + " octets in a Write chunk of "
                             + p.writeRegion.length());
                 }
-                written = Unpooled.copiedBuffer(p.writeRegion.buffer().slice(0, (int) length));
+                // As the Reply chunk: the data stays where the server's RDMA Write placed it.
+                written = p.writeRegion.buffer().retainedSlice(0, (int) length);
             }
             p.future.complete(new RpcRdmaReply(header, message, written, wc.invalidatedStag()));
         } catch (RpcException e) {

@@ -5,7 +5,9 @@ import io.netty.buffer.ByteBuf;
 /**
  * A reply (over TCP too, see {@link RpcTransport}): its transport header, the RPC reply message (inline after an RDMA_MSG header, or the
  * Reply chunk's contents after RDMA_NOMSG), and what the server wrote into the call's Write chunk.
- * The buffers are the caller's: copies, released by {@link #release()}.
+ * The buffers are the caller's, released by {@link #release()}: an inline message is a copy of
+ * its receive; a Reply or Write chunk's contents are the chunk's own buffer, not copied, which the
+ * server can no longer reach once the call has returned (its region is invalidated and deregistered).
  *
  * @param header          the reply's RPC-over-RDMA header; {@code null} over TCP
  * @param message         the RPC reply, from the xid on
