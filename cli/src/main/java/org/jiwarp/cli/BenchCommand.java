@@ -98,10 +98,6 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--threads", description = "Event loop threads per side (default 1 on loopback, else the cores).")
     Integer threads;
 
-    @Option(names = "--emss", description = "Size FPDUs for this TCP MSS (RFC 5044 section 5.2) instead of "
-            + "64 KiB FPDUs (the default, as Linux siw with TCP segmentation offload).")
-    Integer emss;
-
     @Option(names = "--warmup", description = "Seconds each stack runs each operation, unmeasured, before the "
             + "first measured run, so that the JIT has compiled the hot paths (default ${DEFAULT-VALUE}; 0 for none).")
     double warmup = 2;
@@ -220,9 +216,6 @@ final class BenchCommand implements Callable<Integer> {
         if (server && port == 65535) {
             throw new CommandLine.ParameterException(line, "-p must leave room for the TCP baseline on PORT+1");
         }
-        if (emss != null && (emss < 128 || emss > 65535)) {
-            throw new CommandLine.ParameterException(line, "--emss must be 128 to 65535, not " + emss);
-        }
         if (json && markdown) {
             throw new CommandLine.ParameterException(line, "--json and --markdown exclude each other");
         }
@@ -247,7 +240,8 @@ final class BenchCommand implements Callable<Integer> {
 
     private org.jiwarp.mpa.MpaSettings mpaSettings() {
         org.jiwarp.mpa.MpaSettings.Builder mpa = connection.mpa(RnicOptions.defaults().mpa());
-        return (emss != null ? mpa.emss(emss) : mpa.largeFpdus(true)).build();
+        // 64 KiB FPDUs (as Linux siw with segmentation offload) unless --emss sized them above.
+        return (connection.emss != null ? mpa : mpa.largeFpdus(true)).build();
     }
 
     /** The operations in order, {@code atomic} as fetch-and-add then compare-and-swap. */
@@ -303,7 +297,7 @@ final class BenchCommand implements Callable<Integer> {
         mpa.put("crc", connection.crc);
         mpa.put("markers", connection.markers);
         mpa.put("peerToPeer", connection.peerToPeer);
-        mpa.put("emss", emss);
+        mpa.put("emss", connection.emss);
         Map<String, Object> map = new LinkedHashMap<>();
         map.put("mode", latency ? "latency" : "bandwidth");
         map.put("queuePairs", queuePairs);
@@ -324,7 +318,7 @@ final class BenchCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "jiwarp bench: %s, %d QP%s, tx depth %s, %s, %s FPDUs, %s%s",
                 latency ? "latency" : "bandwidth", queuePairs, queuePairs == 1 ? "" : "s",
                 txDepth != null ? txDepth : latency ? 1 : 128, connection.describe(),
-                emss != null ? "EMSS " + emss : "64 KiB", host == null ? "loopback, one process" : "to " + host,
+                connection.emss != null ? "EMSS " + connection.emss : "64 KiB", host == null ? "loopback, one process" : "to " + host,
                 limit().timed() ? ", " + duration + " s" : "");
     }
 }

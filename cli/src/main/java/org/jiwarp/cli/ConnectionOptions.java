@@ -34,6 +34,10 @@ public final class ConnectionOptions {
             + "is a zero-length ready-to-receive frame (Write or Read RTR). Needs --mpa-rev 2.")
     boolean peerToPeer;
 
+    @Option(names = "--emss", paramLabel = "OCTETS", description = "Size FPDUs for this TCP maximum segment size "
+            + "(RFC 5044 section 5.2) instead of Ethernet's 1460 (bench: instead of 64 KiB FPDUs); loopback's is 65483.")
+    Integer emss;
+
     @Option(names = "--pcap", paramLabel = "FILE", description = "Record the iWARP connections' traffic in FILE "
             + "(one FPDU per TCP segment, for Wireshark and jiwarp decode), written also when the run is stopped "
             + "with Ctrl-C.")
@@ -76,6 +80,9 @@ public final class ConnectionOptions {
             throw new CommandLine.ParameterException(line, "--p2p needs --mpa-rev 2 (RFC 6581 peer-to-peer mode "
                     + "is negotiated in the enhanced setup)");
         }
+        if (emss != null && (emss < 128 || emss > 65535)) {
+            throw new CommandLine.ParameterException(line, "--emss must be 128 to 65535, not " + emss);
+        }
         if (snapLength < 0 || snapLength > 262_144) {
             throw new CommandLine.ParameterException(line, "--snaplen must be 0 (whole segments) to 262144, not "
                     + snapLength);
@@ -98,9 +105,10 @@ public final class ConnectionOptions {
         if (peerToPeer && mpaRevision != 2) {
             throw new IllegalArgumentException("--p2p needs --mpa-rev 2");
         }
-        return base.toBuilder().revision(mpaRevision).enhanced(mpaRevision == 2)
+        MpaSettings.Builder mpa = base.toBuilder().revision(mpaRevision).enhanced(mpaRevision == 2)
                 .crc(crc ? CrcPolicy.REQUIRE : CrcPolicy.ACCEPT)
                 .markers(markers ? MarkerPolicy.REQUEST : MarkerPolicy.ACCEPT).peerToPeer(peerToPeer);
+        return emss == null ? mpa : mpa.emss(emss);
     }
 
     /** An RNIC with these options, {@code threads} event loops, capturing into {@code capture} (or not). */
