@@ -25,6 +25,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jiwarp.rnic.Rnic;
+import org.jiwarp.rnic.RnicOptions;
 import org.jiwarp.rpcrdma.AuthSys;
 import org.jiwarp.rpcrdma.RpcRdmaClient;
 import org.jiwarp.rpcrdma.TcpRpcClient;
@@ -44,7 +45,12 @@ import org.jiwarp.rpcrdma.nfs.Nfs3Client;
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar org.jiwarp.benchmarks.NfsTransports \
  *     [--jar cli/target/jiwarp.jar] [--mib 1024] [--passes 3] [--window 4] [--server-opts "-Xmx1g"]
+ *     [--emss 65483]
  * </pre>
+ *
+ * <p>{@code --emss} sizes both ends' FPDUs for that TCP MSS (RFC 5044 section 5.2; loopback's is
+ * 65483), as {@code jiwarp nfs serve --emss} and {@code jiwarp nfs --emss} do; without it both
+ * frame for Ethernet's 1460.
  */
 public final class NfsTransports {
 
@@ -62,6 +68,7 @@ public final class NfsTransports {
         int passes = Integer.parseInt(options.getOrDefault("--passes", "3"));
         int window = Integer.parseInt(options.getOrDefault("--window", "4"));
         String serverOpts = options.getOrDefault("--server-opts", "");
+        String emss = options.get("--emss");
         if (!Files.isRegularFile(jar)) {
             throw new IllegalArgumentException("no " + jar + ": build it first (mvn -q -DskipTests package)");
         }
@@ -74,12 +81,19 @@ public final class NfsTransports {
         }
         command.addAll(List.of("-jar", jar.toString(), "nfs", "serve", export.toString(), "--bind", "127.0.0.1",
                 "--port", "0", "--tcp-port", "0", "--mount-port", "0"));
+        if (emss != null) {
+            command.addAll(List.of("--emss", emss));
+        }
         Process server = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
             int[] ports = ports(server);
             System.err.printf("nfs-transports: serving %s in process %d; %d MiB, %d passes, %d calls in flight%n",
                     export, server.pid(), mib, passes, window);
-            run(export, ports, size, passes, window);
+            RnicOptions rnic = RnicOptions.defaults();
+            if (emss != null) {
+                rnic = rnic.mpa(rnic.mpa().toBuilder().emss(Integer.parseInt(emss)).build());
+            }
+            run(rnic, export, ports, size, passes, window);
         } finally {
             server.destroy(); // SIGTERM: the server stops and prints its counts
             if (!server.waitFor(10, TimeUnit.SECONDS)) {
@@ -94,7 +108,8 @@ public final class NfsTransports {
         }
     }
 
-    private static void run(Path export, int[] ports, long size, int passes, int window) throws Exception {
+    private static void run(RnicOptions rnicOptions, Path export, int[] ports, long size, int passes, int window)
+            throws Exception {
         Map<String, List<Double>> rates = new LinkedHashMap<>();
         ByteBuf pattern = PooledByteBufAllocator.DEFAULT.directBuffer(IO_SIZE);
         byte[] random = new byte[IO_SIZE];
@@ -102,7 +117,7 @@ public final class NfsTransports {
         pattern.writeBytes(random);
         ExecutorService callers = Executors.newFixedThreadPool(window);
         ThreadLocal<ByteBuf> sinks = ThreadLocal.withInitial(() -> PooledByteBufAllocator.DEFAULT.heapBuffer(IO_SIZE));
-        try (Rnic rnic = Rnic.open()) {
+        try (Rnic rnic = Rnic.open(rnicOptions)) {
             byte[] root = Nfs3Client.mountHandle(new InetSocketAddress("127.0.0.1", ports[2]), export.toString(),
                     AuthSys.root("nfs-transports"));
             try (Nfs3Client rdma = Nfs3Client.connect(rnic, new InetSocketAddress("127.0.0.1", ports[0]), root,
