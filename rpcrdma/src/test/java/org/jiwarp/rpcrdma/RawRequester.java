@@ -61,7 +61,7 @@ final class RawRequester implements AutoCloseable {
     static ByteBuf call(int xid, int procedure, java.util.List<ReadSegment> readList, ByteBuf arguments) {
         ByteBuf out = Unpooled.buffer();
         RpcRdmaHeader.message(xid, 8, RpcRdmaHeader.RDMA_MSG, readList, java.util.List.of(), null).encode(out);
-        Rpc.putCall(out, xid, RpcRdmaServerLoopbackTest.PROGRAM, 1, procedure, null);
+        Rpc.putCall(out, xid, TestProgram.PROGRAM, 1, procedure, null);
         out.writeBytes(arguments);
         arguments.release();
         return out;

@@ -1,5 +1,13 @@
 package org.jiwarp.rpcrdma;
 
+import static org.jiwarp.rpcrdma.TestProgram.BLOCK;
+import static org.jiwarp.rpcrdma.TestProgram.BULK;
+import static org.jiwarp.rpcrdma.TestProgram.LONG;
+import static org.jiwarp.rpcrdma.TestProgram.NULL;
+import static org.jiwarp.rpcrdma.TestProgram.PROGRAM;
+import static org.jiwarp.rpcrdma.TestProgram.pattern;
+import static org.jiwarp.rpcrdma.TestProgram.sum;
+import static org.jiwarp.rpcrdma.TestProgram.summed;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -16,9 +24,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 import org.jiwarp.conform.peer.MpaBytes;
@@ -51,27 +57,16 @@ class RpcRdmaServerHostileClientTest {
      * for the excess answers.
      */
     private static final int SEND_DEPTH = CREDITS * (3 * MAX_SEGMENTS + 1) + CREDITS;
-    private static final int NULL = 0;
-    /** Arguments: an opaque; results: its length and a sum of its octets. */
-    private static final int SUM = 1;
-    /** Arguments: an opaque; results: its length word, then the data as a DDP-eligible item. */
-    private static final int BULK = 2;
-    /** Waits for {@link #release}; results: none. */
-    private static final int BLOCK = 3;
-    /** Arguments: n; results: an opaque of n patterned octets. */
-    private static final int LONG = 4;
 
     private Rnic serverRnic;
     private RpcRdmaServer server;
     private Rnic clientRnic;
-    private volatile CountDownLatch release = new CountDownLatch(1);
-    private final AtomicInteger blocking = new AtomicInteger();
-    private final AtomicInteger longReplies = new AtomicInteger();
+    private final TestProgram program = new TestProgram(2 << 20);
 
     @BeforeEach
     void start() {
         serverRnic = Rnic.open();
-        RpcHandler programs = RpcPrograms.builder().add(RpcRdmaServerLoopbackTest.PROGRAM, 1, this::handle).build();
+        RpcHandler programs = program.programs();
         // Eight workers: a hostile client's blocked calls (at most the grant, four) leave workers for the other.
         server = RpcRdmaServer.listen(serverRnic, new InetSocketAddress("127.0.0.1", 0), programs,
                 new RpcRdmaServer.Options(CREDITS, 4096, 4, 8, MAX_SEGMENTS, 2 << 20));
@@ -80,49 +75,10 @@ class RpcRdmaServerHostileClientTest {
 
     @AfterEach
     void stop() {
-        release.countDown();
+        program.release();
         clientRnic.close();
         server.close();
         serverRnic.close();
-    }
-
-    private RpcReply handle(RpcCall call) {
-        ByteBuf args = call.arguments();
-        switch (call.procedure()) {
-            case NULL:
-                return RpcReply.success(null);
-            case SUM: {
-                byte[] data = Xdr.getOpaque(args, 1 << 20);
-                ByteBuf out = Unpooled.buffer(8);
-                Xdr.putInt(out, data.length);
-                Xdr.putInt(out, sum(data));
-                return RpcReply.success(out);
-            }
-            case BULK: {
-                int length = Xdr.getLength(args, 2 << 20, "the bulk data");
-                ByteBuf data = args.readRetainedSlice(length);
-                ByteBuf out = Unpooled.buffer(4);
-                Xdr.putInt(out, length);
-                return RpcReply.success(out, data);
-            }
-            case BLOCK:
-                blocking.incrementAndGet();
-                try {
-                    release.await(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                return RpcReply.success(null);
-            case LONG: {
-                longReplies.incrementAndGet();
-                int n = Xdr.getInt(args);
-                ByteBuf out = Unpooled.buffer(n + 8);
-                Xdr.putOpaque(out, pattern(n));
-                return RpcReply.success(out);
-            }
-            default:
-                return RpcReply.procUnavail();
-        }
     }
 
     // ---- 1. Chunks outside what the client registered for this connection ----
@@ -295,13 +251,13 @@ class RpcRdmaServerHostileClientTest {
                     reply.release();
                 }
             }
-            waitFor(() -> blocking.get() == CREDITS, "the granted calls reached the handler");
+            waitFor(() -> program.blocking() == CREDITS, "the granted calls reached the handler");
             assertEquals(CREDITS, server.excessCalls(), "exactly the calls beyond the grant");
             // The excess answers' Send completions may come a little after the client has them.
             waitFor(() -> server.callsInProgress() == CREDITS, "the granted calls held, nothing for the excess");
             assertEquals(sum(pattern(77)), summed(other, pattern(77)), "the other client is served meanwhile");
             assertEquals(2, server.connections(), "fewer excess answers in flight than the grant: it stays");
-            release.countDown();
+            program.release();
             boolean[] answered = new boolean[CREDITS + 1];
             for (int i = 0; i < CREDITS; i++) {
                 ByteBuf reply = next(hostile);
@@ -318,13 +274,12 @@ class RpcRdmaServerHostileClientTest {
                 assertTrue(answered[xid], "the granted call " + xid + " was answered");
             }
             waitFor(() -> server.callsInProgress() == 0, "the granted calls are done");
-            CountDownLatch again = new CountDownLatch(1);
-            release = again;
+            program.blockAgain();
             for (int xid = 100; xid < 100 + CREDITS; xid++) {
                 hostile.send(call(xid, BLOCK, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER));
             }
-            waitFor(() -> blocking.get() == 2 * CREDITS, "the whole grant is held by the handler again");
-            again.countDown();
+            waitFor(() -> program.blocking() == 2 * CREDITS, "the whole grant is held by the handler again");
+            program.release();
             for (int i = 0; i < CREDITS; i++) {
                 ByteBuf reply = next(hostile);
                 try {
@@ -360,14 +315,14 @@ class RpcRdmaServerHostileClientTest {
                 assertTrue(stuck.send(call(xid, LONG, List.of(), List.of(), List.of(new RdmaSegment(0x5151_5100,
                         512 * 1024, 0)), Unpooled.buffer().writeInt(256 * 1024))));
                 int sent = xid;
-                waitFor(() -> longReplies.get() == sent && server.regionsHeld() == 2 * server.callsInProgress(),
+                waitFor(() -> program.longReplies() == sent && server.regionsHeld() == 2 * server.callsInProgress(),
                         "call " + sent + " answered");
             }
             assertEquals(0, server.excessCalls(), "one call at a time never went beyond the grant");
             for (int i = 0; i < CREDITS; i++) {
                 assertTrue(stuck.send(call(++xid, BLOCK, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER)));
             }
-            waitFor(() -> blocking.get() == CREDITS, "the grant is held by the handler");
+            waitFor(() -> program.blocking() == CREDITS, "the grant is held by the handler");
             for (int i = 0; i < CREDITS; i++) {
                 assertTrue(stuck.send(call(++xid, NULL, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER)));
             }
@@ -378,7 +333,7 @@ class RpcRdmaServerHostileClientTest {
             waitFor(() -> server.connections() == 1, "one more beyond the grant closes the connection");
             assertEquals(CREDITS + 1, server.excessCalls(),
                     "the call that closed it was the one after the grant's worth");
-            release.countDown();
+            program.release();
             assertEquals(sum(pattern(22)), summed(other, pattern(22)), "the other client is served after");
         }
         waitFor(() -> server.regionsHeld() == 0 && server.callsInProgress() == 0 && server.connections() == 0,
@@ -566,7 +521,7 @@ class RpcRdmaServerHostileClientTest {
             List<RdmaSegment> replyChunk, ByteBuf arguments) {
         ByteBuf out = Unpooled.buffer();
         RpcRdmaHeader.message(xid, 8, RpcRdmaHeader.RDMA_MSG, readList, writeList, replyChunk).encode(out);
-        Rpc.putCall(out, xid, RpcRdmaServerLoopbackTest.PROGRAM, 1, procedure, null);
+        Rpc.putCall(out, xid, PROGRAM, 1, procedure, null);
         out.writeBytes(arguments);
         arguments.release();
         return out;
@@ -596,31 +551,4 @@ class RpcRdmaServerHostileClientTest {
         }
     }
 
-    private static int summed(RpcRdmaClient client, byte[] data) {
-        RpcRdmaReply reply = client.call(RpcRdmaCall.inline(RpcRdmaServerLoopbackTest.PROGRAM, 1, SUM,
-                out -> Xdr.putOpaque(out, data)), AuthSys.root("t"));
-        try {
-            Rpc.getAcceptedReply(reply.message());
-            assertEquals(data.length, Xdr.getInt(reply.message()));
-            return Xdr.getInt(reply.message());
-        } finally {
-            reply.release();
-        }
-    }
-
-    private static int sum(byte[] data) {
-        int sum = 0;
-        for (byte b : data) {
-            sum = sum * 31 + b;
-        }
-        return sum;
-    }
-
-    private static byte[] pattern(int n) {
-        byte[] data = new byte[n];
-        for (int i = 0; i < n; i++) {
-            data[i] = (byte) (i * 7 + 3);
-        }
-        return data;
-    }
 }

@@ -1,5 +1,14 @@
 package org.jiwarp.rpcrdma;
 
+import static org.jiwarp.rpcrdma.TestProgram.BLOCK;
+import static org.jiwarp.rpcrdma.TestProgram.BULK;
+import static org.jiwarp.rpcrdma.TestProgram.LONG;
+import static org.jiwarp.rpcrdma.TestProgram.NULL;
+import static org.jiwarp.rpcrdma.TestProgram.PROGRAM;
+import static org.jiwarp.rpcrdma.TestProgram.TAIL;
+import static org.jiwarp.rpcrdma.TestProgram.pattern;
+import static org.jiwarp.rpcrdma.TestProgram.sum;
+import static org.jiwarp.rpcrdma.TestProgram.summed;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -14,11 +23,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.jiwarp.rnic.Rnic;
 import org.junit.jupiter.api.AfterEach;
@@ -28,36 +35,21 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The responder over loopback TCP on its own RNIC, against jiwarp's {@link RpcRdmaClient} (and a
- * {@link RawRequester} for what that client never sends), with a handler that echoes, sums, hands
- * bulk data back as a DDP-eligible item, makes long replies, and blocks on demand.
+ * {@link RawRequester} for what that client never sends), serving {@link TestProgram}.
  */
 class RpcRdmaServerLoopbackTest {
 
-    static final int PROGRAM = 400017;
     private static final int CREDITS = 4;
-
-    private static final int NULL = 0;
-    /** Arguments: an opaque; results: its length and a sum of its octets. */
-    private static final int SUM = 1;
-    /** Arguments: an opaque; results: its length word, then the data as a DDP-eligible item. */
-    private static final int BULK = 2;
-    /** Waits for {@link #release}; results: none. */
-    private static final int BLOCK = 3;
-    /** Arguments: n; results: an opaque of n patterned octets. */
-    private static final int LONG = 4;
-    /** Arguments: an opaque, then an int; results: the opaque's length and sum, then the int. */
-    private static final int TAIL = 5;
 
     private Rnic serverRnic;
     private RpcRdmaServer server;
     private Rnic clientRnic;
-    private final CountDownLatch release = new CountDownLatch(1);
-    private final CountDownLatch blocked = new CountDownLatch(1);
+    private final TestProgram program = new TestProgram(1 << 20);
 
     @BeforeEach
     void start() {
         serverRnic = Rnic.open();
-        RpcHandler programs = RpcPrograms.builder().add(PROGRAM, 1, this::handle).build();
+        RpcHandler programs = program.programs();
         server = RpcRdmaServer.listen(serverRnic, new InetSocketAddress("127.0.0.1", 0), programs,
                 new RpcRdmaServer.Options(CREDITS, 4096, 4, 4, 16, 1 << 20));
         clientRnic = Rnic.open();
@@ -65,56 +57,10 @@ class RpcRdmaServerLoopbackTest {
 
     @AfterEach
     void stop() {
-        release.countDown();
+        program.release();
         clientRnic.close();
         server.close();
         serverRnic.close();
-    }
-
-    private RpcReply handle(RpcCall call) {
-        ByteBuf args = call.arguments();
-        switch (call.procedure()) {
-            case NULL:
-                return RpcReply.success(null);
-            case SUM: {
-                byte[] data = Xdr.getOpaque(args, 1 << 20);
-                ByteBuf out = Unpooled.buffer(8);
-                Xdr.putInt(out, data.length);
-                Xdr.putInt(out, sum(data));
-                return RpcReply.success(out);
-            }
-            case BULK: {
-                int length = Xdr.getLength(args, 1 << 20, "the bulk data");
-                ByteBuf data = args.readRetainedSlice(length);
-                ByteBuf out = Unpooled.buffer(4);
-                Xdr.putInt(out, length);
-                return RpcReply.success(out, data);
-            }
-            case BLOCK:
-                blocked.countDown();
-                try {
-                    release.await(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                return RpcReply.success(null);
-            case LONG: {
-                int n = Xdr.getInt(args);
-                ByteBuf out = Unpooled.buffer(n + 8);
-                Xdr.putOpaque(out, pattern(n));
-                return RpcReply.success(out);
-            }
-            case TAIL: {
-                byte[] data = Xdr.getOpaque(args, 1 << 20);
-                ByteBuf out = Unpooled.buffer(12);
-                Xdr.putInt(out, data.length);
-                Xdr.putInt(out, sum(data));
-                Xdr.putInt(out, Xdr.getInt(args));
-                return RpcReply.success(out);
-            }
-            default:
-                return RpcReply.procUnavail();
-        }
     }
 
     private RpcRdmaClient client(boolean remoteInvalidation) {
@@ -330,7 +276,7 @@ class RpcRdmaServerLoopbackTest {
                 reply.release();
             }
             assertEquals(2, server.excessCalls());
-            release.countDown();
+            program.release();
             for (int i = 1; i <= CREDITS; i++) {
                 ByteBuf reply = next(raw);
                 RpcRdmaHeader header = RpcRdmaHeader.decode(reply);
@@ -396,12 +342,12 @@ class RpcRdmaServerLoopbackTest {
     void aClientThatGoesMidCallLeavesTheServerServingAnother() throws Exception {
         RawRequester gone = new RawRequester(server.localAddress(), false);
         gone.send(RawRequester.call(1, BLOCK, List.of(), Unpooled.EMPTY_BUFFER));
-        assertTrue(blocked.await(20, TimeUnit.SECONDS), "the call reached the handler");
+        assertTrue(program.awaitBlocking(1, 20), "the call reached the handler");
         gone.close();
         waitFor(() -> server.connections() == 0);
         try (RpcRdmaClient other = client(true)) {
             assertEquals(sum(pattern(9)), summed(other, pattern(9)));
-            release.countDown();
+            program.release();
             waitFor(() -> server.dropped() == 1);
         }
         waitFor(() -> server.regionsHeld() == 0 && server.connections() == 0);
@@ -464,31 +410,4 @@ class RpcRdmaServerLoopbackTest {
         }
     }
 
-    private static int summed(RpcRdmaClient client, byte[] data) {
-        RpcRdmaReply reply = client.call(RpcRdmaCall.inline(PROGRAM, 1, SUM, out -> Xdr.putOpaque(out, data)),
-                AuthSys.root("t"));
-        try {
-            Rpc.getAcceptedReply(reply.message());
-            assertEquals(data.length, Xdr.getInt(reply.message()));
-            return Xdr.getInt(reply.message());
-        } finally {
-            reply.release();
-        }
-    }
-
-    private static int sum(byte[] data) {
-        int sum = 0;
-        for (byte b : data) {
-            sum = sum * 31 + b;
-        }
-        return sum;
-    }
-
-    private static byte[] pattern(int n) {
-        byte[] data = new byte[n];
-        for (int i = 0; i < n; i++) {
-            data[i] = (byte) (i * 7 + 3);
-        }
-        return data;
-    }
 }
