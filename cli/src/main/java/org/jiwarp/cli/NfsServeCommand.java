@@ -12,12 +12,9 @@ import java.util.concurrent.TimeUnit;
 import org.jiwarp.rnic.Rnic;
 import org.jiwarp.rpcrdma.RpcCall;
 import org.jiwarp.rpcrdma.RpcException;
-import org.jiwarp.rpcrdma.RpcHandler;
-import org.jiwarp.rpcrdma.RpcPrograms;
 import org.jiwarp.rpcrdma.RpcRdmaServer;
 import org.jiwarp.rpcrdma.RpcReply;
 import org.jiwarp.rpcrdma.RpcTcpServer;
-import org.jiwarp.rpcrdma.nfs.Nfs3Client;
 import org.jiwarp.rpcrdma.nfs.server.NfsExport;
 import org.jiwarp.tools.Failures;
 import picocli.CommandLine.Command;
@@ -207,31 +204,20 @@ final class NfsServeCommand implements Callable<Integer> {
      */
     private static final class Export implements AutoCloseable {
         private volatile NfsExport export;
-        /**
-         * NFS version 3 alone on the NFS ports and MOUNT version 3 alone on the MOUNT port, every
-         * other program PROG_UNAVAIL (RFC 5531 section 9): the Linux client asks NFSACL (100227)
-         * on the NFS port, and an NFS answer to its GETACL reads as an empty ACL that denies every
-         * write on the mount.
-         */
-        private volatile RpcHandler nfs;
-        private volatile RpcHandler mount;
 
         NfsExport open(Path dir, boolean readOnly) throws IOException {
-            NfsExport opened = NfsExport.open(dir, new NfsExport.Options(readOnly));
-            nfs = RpcPrograms.builder().add(Nfs3Client.NFS_PROGRAM, 3, opened.nfs()).build();
-            mount = RpcPrograms.builder().add(Nfs3Client.MOUNT_PROGRAM, 3, opened.mount()).build();
-            export = opened;
-            return opened;
+            export = NfsExport.open(dir, new NfsExport.Options(readOnly));
+            return export;
         }
 
         RpcReply nfs(RpcCall call) {
-            RpcHandler handler = nfs;
-            return handler == null ? RpcReply.systemErr() : handler.handle(call);
+            NfsExport opened = export;
+            return opened == null ? RpcReply.systemErr() : opened.nfs().handle(call);
         }
 
         RpcReply mount(RpcCall call) {
-            RpcHandler handler = mount;
-            return handler == null ? RpcReply.systemErr() : handler.handle(call);
+            NfsExport opened = export;
+            return opened == null ? RpcReply.systemErr() : opened.mount().handle(call);
         }
 
         @Override

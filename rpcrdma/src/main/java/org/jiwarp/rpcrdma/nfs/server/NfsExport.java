@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.concurrent.atomic.LongAdder;
 import org.jiwarp.rpcrdma.RpcHandler;
+import org.jiwarp.rpcrdma.RpcPrograms;
+import org.jiwarp.rpcrdma.nfs.Nfs3Client;
 
 /**
  * One local directory served as an NFSv3 export (RFC 1813): the NFS program (100003 version 3)
@@ -45,14 +47,21 @@ public final class NfsExport implements AutoCloseable {
 
     private final Path directory;
     private final String mountPath;
-    private final Nfs3Service nfs;
-    private final MountService mount;
+    private final Nfs3Service service;
+    /**
+     * NFS version 3 alone and MOUNT version 3 alone, every other program PROG_UNAVAIL and other
+     * versions PROG_MISMATCH (RFC 5531 section 9): the Linux client asks NFSACL (100227) on the NFS
+     * port, and an NFS answer to its GETACL reads as an empty ACL that denies every write.
+     */
+    private final RpcHandler nfs;
+    private final RpcHandler mount;
 
-    private NfsExport(Path directory, String mountPath, Nfs3Service nfs, MountService mount) {
+    private NfsExport(Path directory, String mountPath, Nfs3Service service, MountService mount) {
         this.directory = directory;
         this.mountPath = mountPath;
-        this.nfs = nfs;
-        this.mount = mount;
+        this.service = service;
+        this.nfs = RpcPrograms.builder().add(Nfs3Client.NFS_PROGRAM, Nfs3Client.NFS_V3, service).build();
+        this.mount = RpcPrograms.builder().add(Nfs3Client.MOUNT_PROGRAM, Nfs3Client.MOUNT_V3, mount).build();
     }
 
     /**
@@ -87,19 +96,20 @@ public final class NfsExport implements AutoCloseable {
         return mountPath;
     }
 
-    /** NFS version 3 (program 100003): for the RDMA and TCP listeners. */
+    /** NFS version 3 (program 100003), no other program or version: for the RDMA and TCP listeners. */
     public RpcHandler nfs() {
         return nfs;
     }
 
-    /** MOUNT version 3 (program 100005): for the MOUNT TCP listener. */
+    /** MOUNT version 3 (program 100005), no other program or version: for the MOUNT TCP listener. */
     public RpcHandler mount() {
         return mount;
     }
 
     /** Calls to both programs, READ and WRITE octets, and NFS replies that were not NFS3_OK or did not decode. */
     public Statistics statistics() {
-        return new Statistics(nfs.calls.sum(), nfs.octetsRead.sum(), nfs.octetsWritten.sum(), nfs.errors.sum());
+        return new Statistics(service.calls.sum(), service.octetsRead.sum(), service.octetsWritten.sum(),
+                service.errors.sum());
     }
 
     /** Nothing is held open between calls: closing only marks the end of use. */

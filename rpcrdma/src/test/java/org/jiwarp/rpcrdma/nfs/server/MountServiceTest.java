@@ -49,6 +49,19 @@ class MountServiceTest {
         assertArrayEquals(root, FileHandlesTest.mountRoot(export));
     }
 
+    /**
+     * Each handler serves its own program alone: the Linux client asks NFSACL (100227) on the NFS
+     * port, and answered as NFS its GETACL reads as an ACL that denies every write.
+     */
+    @Test
+    void eachHandlerServesItsOwnProgramAlone() {
+        assertEquals(Rpc.PROG_UNAVAIL, new Nfs3Calls(export.nfs(), 100227).call(0, out -> { }).acceptStat(),
+                "NFSACL on the NFS handler");
+        assertEquals(Rpc.PROG_UNAVAIL, new Nfs3Calls(export.mount(), 100003).call(0, out -> { }).acceptStat(),
+                "NFS on the MOUNT handler");
+        assertEquals(Rpc.SUCCESS, new Nfs3Calls(export.nfs(), 100003).call(0, out -> { }).acceptStat());
+    }
+
     @Test
     void onlyADirectoryOpens() throws Exception {
         Path file = Files.writeString(tmp.resolve("file"), "not a directory");
