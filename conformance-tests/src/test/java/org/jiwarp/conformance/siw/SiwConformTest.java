@@ -53,6 +53,28 @@ class SiwConformTest {
             "request-asks-for-markers", "reply-asks-for-markers", "corrupted-write-stag", "first-fpdu-ddp-version-0-send",
             "terminate-says-headers-follow-but-ends", "bad-crc-while-not-reading");
 
+    /**
+     * How long one client in the guest's loop may live before the loop kills it and starts the next:
+     * siw's rping client can hang after a case that ends early (finding F13).
+     */
+    private static final int RPING_CLIENT_LIFETIME_SECONDS = 20;
+
+    /** perftest's clients live longer: a whole exchange takes several seconds under TCG. */
+    private static final int PERFTEST_CLIENT_LIFETIME_SECONDS = 30;
+
+    /**
+     * A case's wait for the loop's next client to connect: a client that hung in the case before is
+     * killed at the end of its lifetime, counted from its connection, and the next one starts in
+     * the guest; a case that ended soon after the connection leaves almost none of its own wait for
+     * that start (a wait equal to the lifetime lost a case once on a loaded machine), so the wait
+     * is the lifetime and this margin for the start.
+     */
+    private static final int CLIENT_START_MARGIN_MILLIS = 20_000;
+
+    private static int clientWaitMillis(int lifetimeSeconds) {
+        return lifetimeSeconds * 1000 + CLIENT_START_MARGIN_MILLIS;
+    }
+
     private static volatile SiwPeer peer;
 
     @BeforeAll
@@ -156,8 +178,9 @@ class SiwConformTest {
             try (ServerSocket probe = new ServerSocket(0)) {
                 port = probe.getLocalPort();
             }
-            try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 20 rping -c -a "
-                    + SiwPeer.HOST_ADDRESS + " -p " + port + " -C 1 >>/tmp/rping-c.out 2>&1; sleep 0.1; done")) {
+            try (SiwPeer.Background clients = peer.start("while true; do date +'%T start' >>/tmp/rping-c.out; timeout -s KILL "
+                    + RPING_CLIENT_LIFETIME_SECONDS + " rping -c -a " + SiwPeer.HOST_ADDRESS + " -p " + port
+                    + " -C 1 >>/tmp/rping-c.out 2>&1; rc=$?; echo \"$(date +%T) exit $rc\" >>/tmp/rping-c.out; sleep 0.1; done")) {
                 // rping's first start in the guest is slow: one case with a long wait brings the loop up.
                 Run warmUp = conform("siw-conform-warm-up", "--listen", port, "--case", "write-placed", "--wait", 60_000);
                 assertTrue(warmUp.out().contains("1 PASS"), warmUp.out() + warmUp.err());
@@ -165,13 +188,16 @@ class SiwConformTest {
                 // until the guest reboots (the scorecard has its row from a run of its own; the broken Replies in
                 // sequence include it). siw's rping client
                 // can take more than 5 s to come back after some cases (finding F13 of the first full run), so
-                // each case waits up to 20 s for it.
+                // each case waits for it past the lifetime of a client that hung.
                 Run run = conform("siw-conform-connects", selection("--listen", port, "--profile", "siw", "--markdown",
-                        "--wait", 20_000, "--timeout", 8000, "--skip", "reply-private-data-513,mpa-replies-broken-in-sequence"));
+                        "--wait", clientWaitMillis(RPING_CLIENT_LIFETIME_SECONDS), "--timeout", 8000, "--skip",
+                        "reply-private-data-513,mpa-replies-broken-in-sequence"));
                 keep("siw-conform-connects.md", run);
-                System.out.println(peer.run("tail -n 40 /tmp/rping-c.out").output());
+                String clientsLog = peer.run("date; tail -n 40 /tmp/rping-c.out").output();
+                System.out.println(clientsLog);
                 assertRanToTheEnd(run);
-                assertEquals(0, countOf(run.out(), "did not connect within"), run.out());
+                assertEquals(0, countOf(run.out(), "did not connect within"), () -> run.out() + run.err()
+                        + "\nthe guest's rping clients:\n" + clientsLog);
                 assertSiwEncodingKnown(run);
             }
         });
@@ -224,11 +250,12 @@ class SiwConformTest {
                 port = probe.getLocalPort();
             }
             for (String program : List.of("ib_write_bw", "ib_read_bw")) {
-                try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL 30 " + program
+                try (SiwPeer.Background clients = peer.start("while true; do timeout -s KILL " + PERFTEST_CLIENT_LIFETIME_SECONDS + " " + program
                         + PERFTEST_OPTIONS + " -p " + port + " " + SiwPeer.HOST_ADDRESS
                         + " >>/tmp/perftest-c.out 2>&1; sleep 0.2; done")) {
                     Run run = conform("siw-conform-" + program + "-connects", perftestSelection(program, "--listen", port,
-                            "--app", program, "--profile", "siw", "--markdown", "--wait", 30_000, "--timeout", 8000));
+                            "--app", program, "--profile", "siw", "--markdown", "--wait", clientWaitMillis(PERFTEST_CLIENT_LIFETIME_SECONDS), "--timeout",
+                            8000));
                     keep("siw-conform-" + program + "-connects.md", run);
                     System.out.println(peer.run("tail -n 20 /tmp/perftest-c.out").output());
                     assertRanToTheEnd(run);
