@@ -67,6 +67,7 @@ class SiwNfsInteropTest {
         pcap = captures.resolve("jiwarp-nfs3-siw.pcap");
         peer = SiwPeer.builder().image(SiwPeerImage.ensureNfsBuilt()).memoryMb(768).pcap(pcap)
                 .forward(NfsGuest.RDMA_PORT).forward(NfsGuest.MOUNT_PORT).boot();
+        // The NFS variant of the guest serves: nfsd on 20049 over svcrdma on siw0, rpc.mountd on TCP 20048.
         ExecResult serve = peer.run("jw-nfs-serve", Duration.ofSeconds(60));
         assertTrue(serve.succeeded() && serve.output().contains("rdma 20049"), serve::toString);
         peer.awaitListening(NfsGuest.RDMA_PORT, Duration.ofSeconds(30));
