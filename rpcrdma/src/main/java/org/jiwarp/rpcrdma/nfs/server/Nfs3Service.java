@@ -107,6 +107,10 @@ final class Nfs3Service implements RpcHandler {
     final LongAdder calls;
     final LongAdder octetsRead = new LongAdder();
     final LongAdder octetsWritten = new LongAdder();
+    /**
+     * Calls answered with an error, but for NFS3ERR_NOENT: a missing name is an answer about the
+     * directory, which clients ask for before each CREATE (two in a {@code cp -r} of a tree).
+     */
     final LongAdder errors = new LongAdder();
 
     Nfs3Service(FileHandles handles, boolean readOnly, byte[] writeVerifier, LongAdder calls) {
@@ -157,7 +161,8 @@ final class Nfs3Service implements RpcHandler {
             out.release();
             throw e;
         }
-        if (out.getInt(0) != NFS3_OK) {
+        int status = out.getInt(0);
+        if (status != NFS3_OK && status != Nfs3Error.NOENT) {
             errors.increment();
         }
         return ddp == null ? RpcReply.success(out) : RpcReply.success(out, ddp);

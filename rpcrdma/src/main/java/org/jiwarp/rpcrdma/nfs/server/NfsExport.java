@@ -41,7 +41,11 @@ public final class NfsExport implements AutoCloseable {
         }
     }
 
-    /** Counters for a status line; totals since the export opened. */
+    /**
+     * Counters for a status line; totals since the export opened. {@code errors} counts calls
+     * answered with an NFS3ERR_* other than NOENT (a name looked up that is not there is an answer,
+     * not a failure) and calls whose arguments did not decode.
+     */
     public record Statistics(long calls, long octetsRead, long octetsWritten, long errors) {
     }
 

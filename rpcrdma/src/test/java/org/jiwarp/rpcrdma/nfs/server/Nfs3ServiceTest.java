@@ -698,12 +698,13 @@ class Nfs3ServiceTest {
         byte[] fh = create(root, "file");
         write(fh, 0, new byte[1000], Nfs3Service.UNSTABLE);
         read(fh, 0, 600);
-        lookupReply(root, "nothing");
+        assertEquals(Nfs3Error.NOENT, lookupReply(root, "nothing").status());
+        assertEquals(Nfs3Error.NOTDIR, lookupReply(fh, "within-a-file").status());
         NfsExport.Statistics statistics = export.statistics();
         assertEquals(1000, statistics.octetsWritten());
         assertEquals(600, statistics.octetsRead());
-        assertEquals(1, statistics.errors());
-        assertEquals(5, statistics.calls(), "MNT, CREATE, WRITE, READ, LOOKUP");
+        assertEquals(1, statistics.errors(), "NOTDIR counted, a missing name not");
+        assertEquals(6, statistics.calls(), "MNT, CREATE, WRITE, READ, two LOOKUPs");
     }
 
     @Test
