@@ -3,18 +3,23 @@ package org.jiwarp.rpcrdma;
 import java.nio.ByteBuffer;
 
 /**
- * RPC-over-RDMA version 1's connection private data (RFC 8797 section 5): the magic
+ * RPC-over-RDMA version 1's connection private data (RFC 8797 section 4): the magic
  * {@code 0xf6ab0e18}, the version (1), flags (bit 0: the sender accepts Remote Invalidation, that
  * is Send with Invalidate of its chunk handles), and the sender's inline send and receive sizes,
- * each encoded in 1 KiB units minus one (so 3 is 4 KiB, the default of RFC 8166 section 3.3.3).
- * It follows MPA's own enhanced-setup IRD/ORD words in the MPA Request and Reply.
+ * each encoded in 1 KiB units minus one (RFC 8797 section 4.2: so 0 is 1 KiB, the default of RFC
+ * 8166 section 3.3.3, and 3 is 4 KiB). It follows MPA's own enhanced-setup IRD/ORD words in the
+ * MPA Request and Reply.
  */
 public record PrivateData(int version, boolean remoteInvalidation, int maxSendSize, int maxReceiveSize) {
 
     public static final int MAGIC = 0xf6ab0e18;
     public static final int LENGTH = 8;
     public static final int FLAG_REMOTE_INVALIDATION = 1;
-    /** The inline threshold both ends assume without private data (RFC 8166 section 3.3.3). */
+    /**
+     * The inline threshold this end assumes of a peer that sent no private data: 4 KiB, what
+     * Linux's xprtrdma and svcrdma offer. RFC 8166 section 3.3.3 and RFC 8797 section 5.1 promise
+     * only 1 KiB of such a peer.
+     */
     public static final int DEFAULT_INLINE = 4096;
 
     public PrivateData {
@@ -26,9 +31,9 @@ public record PrivateData(int version, boolean remoteInvalidation, int maxSendSi
     }
 
     /**
-     * The inline threshold for what an end sends (RFC 8166 section 3.3.2, RFC 8797 section 5.1):
-     * the smaller of its own send size and the peer's receive size, the peer's being 4 KiB when it
-     * sent no private data ({@code peer} null).
+     * The inline threshold for what an end sends (RFC 8166 section 3.3.2, RFC 8797 section 4.2):
+     * the smaller of its own send size and the peer's receive size, the peer's being
+     * {@link #DEFAULT_INLINE} when it sent no private data ({@code peer} null).
      */
     public static int sendThreshold(int ownSendSize, PrivateData peer) {
         return Math.min(ownSendSize, peer == null ? DEFAULT_INLINE : peer.maxReceiveSize());
@@ -42,7 +47,8 @@ public record PrivateData(int version, boolean remoteInvalidation, int maxSendSi
 
     /**
      * The peer's private data, or {@code null} when it sent none or something else (RFC 8797
-     * section 5.2: then the defaults hold, 4 KiB each way and no Remote Invalidation).
+     * sections 5.1 and 5.2: then the defaults hold, no Remote Invalidation and
+     * {@link #DEFAULT_INLINE} each way).
      */
     public static PrivateData decode(byte[] data) {
         if (data.length < LENGTH) {

@@ -1,9 +1,9 @@
 package org.jiwarp.rpcrdma;
 
 /**
- * An RDMA segment (RFC 8166 section 4.2.1, {@code xdr_rdma_segment}): a registered region the
- * other end reads from or writes into, named by its handle (the STag), its length, and the offset
- * (Tagged Offset) of its first octet.
+ * An RDMA segment (RFC 8166 section 3.4.3; {@code xdr_rdma_segment} in section 4.1.2): a
+ * registered region the other end reads from or writes into, named by its handle (the STag), its
+ * length, and the offset (Tagged Offset) of its first octet.
  */
 public record RdmaSegment(int handle, int length, long offset) {
 

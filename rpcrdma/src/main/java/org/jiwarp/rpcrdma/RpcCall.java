@@ -7,7 +7,7 @@ import io.netty.buffer.ByteBuf;
  * version, the program, version and procedure, the credential, and the procedure's arguments as
  * XDR. Over RPC-over-RDMA the arguments are whole again: the data of the call's Read chunks was
  * pulled with RDMA Read and stands at its XDR position with its XDR roundup (RFC 8166 sections
- * 3.4.3 and 3.5.3), so a handler decodes them as if they had come inline.
+ * 3.4.5 and 3.5.3), so a handler decodes them as if they had come inline.
  *
  * <p>The arguments are lent to {@link RpcHandler#handle}: the server releases them when the
  * handler returns; a handler that keeps them past that retains them.

@@ -37,7 +37,7 @@ import org.jiwarp.rnic.WorkCompletion;
  * Read chunk), registers each call's chunks for that call only, and matches replies to calls by
  * xid. Calls in flight never exceed the credits the server granted (section 3.3.1), nor the
  * receives posted. When a reply arrives its chunk handles are invalidated, by the server's Send
- * with Invalidate (RFC 8797 section 5: offered in the private data) or locally, and deregistered.
+ * with Invalidate (RFC 8797 section 4.1: offered in the private data) or locally, and deregistered.
  * Thread-safe: calls may come from several threads at once.
  */
 public final class RpcRdmaClient implements RpcTransport {
@@ -73,7 +73,7 @@ public final class RpcRdmaClient implements RpcTransport {
     private final AtomicInteger xids = new AtomicInteger((int) System.nanoTime());
     private final PrivateData serverPrivateData;
     private final Object creditLock = new Object();
-    private int granted = 1; // one call before the first grant (RFC 8166 section 3.3.1)
+    private int granted = 1; // one call before the first grant (RFC 8166 section 3.3.3)
     private int inFlight;
     private volatile Throwable broken;
 

@@ -38,7 +38,7 @@ final class RpcRdmaConnection {
     private final int credits;
     private final int maxSegments;
     private final long maxChunk;
-    /** What the client's private data lets this end send inline (RFC 8797 section 5.1). */
+    /** What the client's private data lets this end send inline (RFC 8797 section 4.2). */
     private final int sendThreshold;
     private final boolean remoteInvalidation;
     private final Map<Long, Call> calls = new HashMap<>();
@@ -83,7 +83,7 @@ final class RpcRdmaConnection {
                 return;
             }
             if (outstanding >= credits) {
-                // RFC 8166 section 3.3.1: beyond the grant; the responder may answer with an RPC-layer error.
+                // Beyond the grant, which RFC 8166 section 3.3.1 forbids the requester; the answer is this server's.
                 message.release();
                 server.excessCall();
                 if (excessInFlight >= credits) {
@@ -134,7 +134,7 @@ final class RpcRdmaConnection {
     private int check(RpcRdmaHeader header, int inlineLength) {
         int procedure = header.procedure();
         if (procedure != RpcRdmaHeader.RDMA_MSG && procedure != RpcRdmaHeader.RDMA_NOMSG) {
-            // RDMA_MSGP and RDMA_DONE (RFC 8166 section 4.2.2: not used in version 1), RDMA_ERROR from a requester.
+            // RDMA_MSGP and RDMA_DONE (RFC 8166 section 4.6: no longer supported), RDMA_ERROR from a requester.
             return RpcRdmaHeader.ERR_CHUNK;
         }
         if (header.readList().size() > maxSegments || header.writeList().size() > maxSegments) {
@@ -225,7 +225,7 @@ final class RpcRdmaConnection {
      * The RPC message as the client meant it (RFC 8166 section 3.5.3): the inline message, or the
      * Position Zero Read chunk's data, with every other Read chunk's data inserted at its position
      * (an offset in that message) followed by its XDR roundup, which the client leaves out
-     * (section 3.4.3). Then to the handler.
+     * (section 3.4.5.2). Then to the handler.
      */
     private void assemble(Call call) {
         RpcRdmaHeader header = call.header;
@@ -373,7 +373,7 @@ final class RpcRdmaConnection {
                 null);
         ByteBuf inline = rpc;
         if (header.encodedLength() + rpc.readableBytes() > sendThreshold) {
-            // Section 3.5.4: a long reply goes in the Reply chunk, the Send carries RDMA_NOMSG.
+            // Section 3.5.3: a long reply goes in the Reply chunk, the Send carries RDMA_NOMSG.
             List<RdmaSegment> replyChunk = call0.replyChunk();
             if (replyChunk == null || RpcRdmaHeader.chunkLength(replyChunk) < rpc.readableBytes()) {
                 rpc.release();
@@ -394,8 +394,8 @@ final class RpcRdmaConnection {
     }
 
     /**
-     * A handle of the call's chunks for Send with Invalidate (RFC 8797 section 5: the client's
-     * private data accepts it; RFC 8166 section 3.4.7 lets the responder invalidate one handle):
+     * A handle of the call's chunks for Send with Invalidate (RFC 8797 section 4.1: the client's
+     * private data accepts it, and each such Send invalidates one handle of the call it answers):
      * the first Write chunk's, else the Reply chunk's, else the Read list's; 0 when it has none.
      */
     private static int anyHandle(RpcRdmaHeader header) {

@@ -5,10 +5,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The RPC-over-RDMA version 1 transport header (RFC 8166 section 4.2, {@code rpcrdma1_header}):
- * the xid of the RPC message it carries, the protocol version (1), the credit value (requested by
- * a requester, granted by a responder), the procedure, and for RDMA_MSG and RDMA_NOMSG the three
- * chunk lists (Read list, Write list, Reply chunk); for RDMA_ERROR the error (section 4.5).
+ * The RPC-over-RDMA version 1 transport header (RFC 8166 sections 4.2 and 4.3, {@code rdma_msg} in
+ * section 4.1.2): the xid of the RPC message it carries, the protocol version (1), the credit
+ * value (requested by a requester, granted by a responder), the procedure, and for RDMA_MSG and
+ * RDMA_NOMSG the three chunk lists (Read list, Write list, Reply chunk); for RDMA_ERROR the error
+ * (section 4.5).
  *
  * <p>On the wire: four words, then the Read list as an XDR optional-data list (each entry a 1,
  * then position, handle, length, offset; a 0 ends it), the Write list likewise with each entry an
@@ -25,13 +26,16 @@ public record RpcRdmaHeader(int xid, int version, int credits, int procedure, Li
 
     public static final int VERSION = 1;
 
-    /** An RPC message follows the header inline (section 4.2.2). */
+    /** An RPC message follows the header inline (section 4.2.4). */
     public static final int RDMA_MSG = 0;
     /** No RPC message follows: it travels in a Position Zero Read chunk or a Reply chunk. */
     public static final int RDMA_NOMSG = 1;
-    /** Deprecated padded message (RFC 5666); a version 1 endpoint answers it with ERR_CHUNK. */
+    /**
+     * The padded message of RFC 5666, no longer supported (section 4.6.1): a responder answers it
+     * with ERR_CHUNK, a requester drops it.
+     */
     public static final int RDMA_MSGP = 2;
-    /** Deprecated (RFC 5666). */
+    /** RFC 5666's, no longer supported (section 4.6.2: senders never send it, receivers drop it). */
     public static final int RDMA_DONE = 3;
     /** A transport error instead of an RPC message (section 4.5). */
     public static final int RDMA_ERROR = 4;

@@ -38,9 +38,10 @@ import org.jiwarp.rnic.WorkCompletion;
  *       beyond them is rejected). A receive's message is copied out and the receive posted again
  *       at once, so the queue stays full.</li>
  *   <li>Credits (section 3.3.1): every reply grants {@link Options#credits}. A connection never has
- *       more calls in progress than that; a call beyond the grant is answered at once with an RPC
- *       SYSTEM_ERR (the RPC-layer error section 3.3.1 allows), its chunks untouched; a connection
- *       with more such answers in flight than the grant is closed.</li>
+ *       more calls in progress than that; a call beyond the grant (which section 3.3.1 forbids the
+ *       requester, leaving the answer to the responder) is answered at once with an RPC SYSTEM_ERR,
+ *       its chunks untouched; a connection with more such answers in flight than the grant is
+ *       closed.</li>
  *   <li>Calls: Read chunks are pulled with RDMA Read (a Position Zero Read chunk is the whole call,
  *       section 3.5.3) and spliced at their XDR position with their roundup; the call goes to the
  *       handler on a worker thread.</li>
@@ -49,7 +50,7 @@ import org.jiwarp.rnic.WorkCompletion;
  *       chunk and the Send carries RDMA_NOMSG; without a Reply chunk, or with a chunk too small,
  *       the answer is RDMA_ERROR ERR_CHUNK. The reply is a Send with Invalidate of a handle of the
  *       call's chunks when the client's private data accepts Remote Invalidation (RFC 8797 section
- *       5), a plain Send otherwise.</li>
+ *       4.1), a plain Send otherwise.</li>
  *   <li>Errors (section 4.5): ERR_VERS for a version other than 1, ERR_CHUNK for a header or chunk
  *       list that does not decode or that this server does not serve (RDMA_MSGP, RDMA_DONE, chunks
  *       beyond {@link Options#maxSegments} or {@link Options#maxChunk}, a Read chunk position that is
@@ -79,9 +80,9 @@ public final class RpcRdmaServer implements AutoCloseable {
         }
 
         /**
-         * 32 credits, 4 KiB inline (RFC 8166 section 3.3.3's default), 64 connections, 4 workers,
-         * 16 segments in a chunk list, 1 MiB + 64 KiB in a chunk (an NFS rsize/wsize of 1 MiB and its
-         * header).
+         * 32 credits, 4 KiB inline (what Linux 6.1's xprtrdma and svcrdma offer; the default of RFC
+         * 8166 section 3.3.3 is 1 KiB), 64 connections, 4 workers, 16 segments in a chunk list,
+         * 1 MiB + 64 KiB in a chunk (an NFS rsize/wsize of 1 MiB and its header).
          */
         public static Options defaults() {
             return new Options(32, PrivateData.DEFAULT_INLINE, 64, 4, 16, (1 << 20) + (64 << 10));

@@ -4,8 +4,8 @@ import io.netty.buffer.ByteBuf;
 
 /**
  * A handler's answer to an {@link RpcCall}: the {@code accept_stat} (RFC 5531 section 9), the
- * procedure's results as XDR, and optionally a DDP-eligible data item (RFC 8166 section 3.4.4; for
- * NFSv3, RFC 8267 section 4.1: READ's data, READLINK's path) kept apart from the XDR stream.
+ * procedure's results as XDR, and optionally a DDP-eligible data item (RFC 8166 section 3.4.2; for
+ * NFSv3, RFC 8267 section 4: READ's data, READLINK's path) kept apart from the XDR stream.
  *
  * <p>The DDP-eligible item is the last item of the results, an {@code opaque<>} whose length word
  * is the last word of {@code results}: NFSv3's DDP-eligible items all end their result. Over

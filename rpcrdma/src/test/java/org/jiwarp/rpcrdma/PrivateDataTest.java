@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.netty.buffer.ByteBufUtil;
 import org.junit.jupiter.api.Test;
 
-/** RFC 8797 section 5's private data, on the blocks Linux 6.1's xprtrdma and svcrdma send over siw. */
+/** RFC 8797 section 4's private data, on the blocks Linux 6.1's xprtrdma and svcrdma send over siw. */
 class PrivateDataTest {
 
     @Test

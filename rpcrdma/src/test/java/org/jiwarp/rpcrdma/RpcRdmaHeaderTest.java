@@ -16,8 +16,8 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The RPC-over-RDMA version 1 header codec (RFC 8166 section 4.2) on headers taken from a capture
- * of jiwarp's NFSv3 client against Linux 6.1's svcrdma over siw (SiwNfsInteropTest, the
+ * The RPC-over-RDMA version 1 header codec (RFC 8166 sections 4.2 and 4.3) on headers taken from a
+ * capture of jiwarp's NFSv3 client against Linux 6.1's svcrdma over siw (SiwNfsInteropTest, the
  * {@code target/nfs-captures} pcap), and on seeded random headers.
  */
 class RpcRdmaHeaderTest {

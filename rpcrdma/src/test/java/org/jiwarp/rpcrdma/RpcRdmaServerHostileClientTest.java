@@ -194,10 +194,11 @@ class RpcRdmaServerHostileClientTest {
 
     /**
      * A hostile requester's call whose chunk names memory its RNIC refuses: the client's RNIC
-     * answers the server's RDMA Read or Write with a Terminate, and RFC 8166 has no RDMA_ERROR for
-     * that: the connection goes, no reply reaches the client (its receives are flushed), the call
-     * is dropped with everything it held (a Read's sink before the handler ever saw the call), and
-     * the other client is served before and after.
+     * answers the server's RDMA Read or Write with a Terminate, which RFC 8166 section 4.5.3 calls
+     * typically fatal to the connection (its RDMA_ERROR comes only once the requester has
+     * reconnected): the connection goes, no reply reaches the client (its receives are flushed),
+     * the call is dropped with everything it held (a Read's sink before the handler ever saw the
+     * call), and the other client is served before and after.
      */
     private void outsideTheRegistration(BiFunction<RawRequester, ByteBuf, ByteBuf> hostileCall, boolean read)
             throws Exception {
@@ -215,7 +216,8 @@ class RpcRdmaServerHostileClientTest {
             if (read) {
                 assertEquals(1, server.dropped(), "the call whose Read chunk was refused is dropped");
             }
-            assertEquals(0, server.errorsSent(), "RFC 8166 has no RDMA_ERROR for a refused RDMA Read or Write");
+            assertEquals(0, server.errorsSent(),
+                    "RFC 8166 section 4.5.3: no RDMA_ERROR on the connection a refused RDMA Read or Write ends");
         } finally {
             data.release();
         }
@@ -343,7 +345,7 @@ class RpcRdmaServerHostileClientTest {
     // ---- 3. Chunks too small for the reply ----
 
     /**
-     * RFC 8166 section 3.5.4 and 4.5: a reply too long for the client's inline size whose Reply
+     * RFC 8166 sections 3.5.3 and 4.5.3: a reply too long for the client's inline size whose Reply
      * chunk is too small, or missing, and a DDP-eligible item larger than its Write chunk, are
      * answered with RDMA_ERROR ERR_CHUNK: exactly xid, version 1, the credits, RDMA_ERROR and
      * ERR_CHUNK on the wire, nothing written into the chunk, and the connection serves on.

@@ -132,7 +132,7 @@ class RpcRdmaServerLoopbackTest {
     }
 
     /**
-     * RFC 8166 section 3.4.3: the requester leaves a Read chunk's XDR roundup out of the inline
+     * RFC 8166 section 3.4.5.2: the requester leaves a Read chunk's XDR roundup out of the inline
      * stream; the server puts it back, so what follows the chunk decodes.
      */
     @Test
@@ -258,8 +258,9 @@ class RpcRdmaServerLoopbackTest {
     }
 
     /**
-     * RFC 8166 section 3.3.1: calls beyond the grant are answered at once with an RPC-layer error
-     * (SYSTEM_ERR), without the handler; the granted ones are served.
+     * Calls beyond the grant (RFC 8166 section 3.3.1 forbids them the requester and leaves the answer
+     * to the responder) are answered at once with an RPC-layer error (SYSTEM_ERR), without the
+     * handler; the granted ones are served.
      */
     @Test
     @Timeout(60)

@@ -54,7 +54,7 @@ final class AdvertisedStags {
     /** Conversations whose MPA Request or Reply the capture holds. */
     private final Set<Integer> negotiated = new HashSet<>();
 
-    /** RFC 8797 section 5.1's format identifier, first in its private data. */
+    /** RFC 8797 section 4's format identifier, first in its private data. */
     private static final String RFC_8797_MAGIC = "f6ab0e18";
 
     /** Learns the advertisements of a capture's next PDU (PDUs come in frame order). */

@@ -583,7 +583,7 @@ public final class CaptureChecker {
                 case SEND_WITH_INVALIDATE, SEND_WITH_SE_AND_INVALIDATE -> {
                     int invalidated = RdmapHeaders.invalidateStag(buf, 0);
                     if (calls != null && mo == 0 && buf.readableBytes() >= body + 4) {
-                        // RFC 8166 section 3.4: the responder may invalidate a handle of the call it answers.
+                        // RFC 8797 section 4.1: the responder may invalidate a handle of the call it answers.
                         String wrong = calls.invalidation(opcode.displayName(), pdu.destination(), buf.getInt(body),
                                 invalidated);
                         if (wrong != null) {

@@ -20,7 +20,7 @@ import org.jiwarp.capture.decode.DecodedPdu;
  * had: a reply reaches the requester after the capture saw it, and a call leaves it before.
  *
  * <p>Decisions where the RFC leaves room: until the first reply the requester has one credit
- * (RFC 8166 section 3.3.1; RFC 8797's private data carries inline sizes and the Remote
+ * (RFC 8166 section 3.3.3; RFC 8797's private data carries inline sizes and the Remote
  * Invalidation flag, no credits); a grant of zero counts as one, as the Linux client takes it;
  * the grant in force is the latest reply's.
  */

@@ -27,7 +27,7 @@ public enum Rule {
     RDMAP_AFTER_TERMINATE("rdmap-after-terminate", "RFC 5040 section 5.6"),
     RDMAP_TERMINATE("rdmap-terminate", "RFC 5040 section 4.8"),
     RPCRDMA_CHUNK("rpcrdma-chunk", "RFC 8166 section 3.4"),
-    RPCRDMA_INVALIDATE("rpcrdma-invalidate", "RFC 8166 section 3.4, RFC 8797"),
+    RPCRDMA_INVALIDATE("rpcrdma-invalidate", "RFC 8797 section 4.1, RFC 8166 section 3.4"),
     RPCRDMA_CREDITS("rpcrdma-credits", "RFC 8166 section 3.3.1");
 
     private final String id;

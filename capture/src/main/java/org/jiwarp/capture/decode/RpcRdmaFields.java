@@ -17,8 +17,9 @@ import org.jiwarp.wire.rdmap.RdmapHeaders;
 import org.jiwarp.wire.rdmap.RdmapOpcode;
 
 /**
- * Decodes the RPC-over-RDMA version 1 transport header (RFC 8166 section 4.2) that a Send carries
- * into Wireshark's {@code rpcordma.*} fields, after the DDP/RDMAP decode of a whole capture.
+ * Decodes the RPC-over-RDMA version 1 transport header (RFC 8166 sections 4.2 and 4.3) that a Send
+ * carries into Wireshark's {@code rpcordma.*} fields, after the DDP/RDMAP decode of a whole
+ * capture.
  *
  * <p>Which Sends carry one is decided as Wireshark 4.0 decides it, by content: a Send or Send with
  * Invalidate (a Send with Solicited Event is not looked at) whose message, reassembled from its

@@ -9,11 +9,11 @@ import org.jiwarp.rpcrdma.RpcRdmaHeader;
 import org.jiwarp.rpcrdma.XdrException;
 
 /**
- * Fuzzes {@link RpcRdmaHeader#decode} (RFC 8166 section 4.2), the decoder jiwarp's requester runs
- * on every octet a server sends: any input either decodes or ends in an {@link XdrException}
- * (nothing else, and never a read past the end), and a version 1 RDMA_MSG, RDMA_NOMSG or
- * RDMA_ERROR header encodes back to exactly the octets it was decoded from. CI replays the seeds
- * under {@code RpcRdmaHeaderFuzzTestInputs/} (headers svcrdma and jiwarp sent in
+ * Fuzzes {@link RpcRdmaHeader#decode} (RFC 8166 sections 4.2 and 4.3), the decoder jiwarp's
+ * requester runs on every octet a server sends: any input either decodes or ends in an
+ * {@link XdrException} (nothing else, and never a read past the end), and a version 1 RDMA_MSG,
+ * RDMA_NOMSG or RDMA_ERROR header encodes back to exactly the octets it was decoded from. CI
+ * replays the seeds under {@code RpcRdmaHeaderFuzzTestInputs/} (headers svcrdma and jiwarp sent in
  * SiwNfsInteropTest's capture); see FUZZING.md.
  */
 class RpcRdmaHeaderFuzzTest {

@@ -19,7 +19,7 @@ import org.jiwarp.conformance.Tshark;
  */
 final class NfsGuest {
 
-    /** svcrdma's port: RPC-over-RDMA (RFC 8267 section 6 assigns 20049 to NFS over RDMA). */
+    /** svcrdma's port: RPC-over-RDMA (RFC 8267 section 9 assigns 20049 to NFS over RDMA). */
     static final int RDMA_PORT = 20049;
     /** rpc.mountd's fixed TCP port. */
     static final int MOUNT_PORT = 20048;

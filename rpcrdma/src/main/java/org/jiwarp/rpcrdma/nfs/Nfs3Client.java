@@ -149,7 +149,7 @@ public final class Nfs3Client implements AutoCloseable {
     }
 
     /**
-     * READ (RFC 1813 section 3.3.6) with the data in a Write chunk (RFC 8267 section 4.2): appends
+     * READ (RFC 1813 section 3.3.6) with the data in a Write chunk (RFC 8267 section 4): appends
      * up to {@code count} octets at {@code offset} to {@code sink}.
      *
      * @return whether the server said end of file
@@ -177,7 +177,7 @@ public final class Nfs3Client implements AutoCloseable {
             }
             ByteBuf data = reply.writeChunkData();
             if (in.readableBytes() >= length && data.readableBytes() == 0) {
-                data = in; // a short reply may come inline (RFC 8267 section 4.2: the server chooses)
+                data = in; // a short reply may come inline (RFC 8166 section 3.5.2: the server may reduce it or not)
             }
             if (data.readableBytes() < length) {
                 throw new RpcException("a READ reply says " + length + " octets; the Write chunk holds "
@@ -192,7 +192,7 @@ public final class Nfs3Client implements AutoCloseable {
 
     /**
      * WRITE FILE_SYNC (RFC 1813 section 3.3.7) with the data in a Read chunk (RFC 8267 section
-     * 4.1); {@code data} must be a direct buffer, readable octets are written.
+     * 4); {@code data} must be a direct buffer, readable octets are written.
      *
      * @return octets the server wrote
      */

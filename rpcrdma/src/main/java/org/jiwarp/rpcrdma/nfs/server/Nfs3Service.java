@@ -39,7 +39,7 @@ import org.jiwarp.rpcrdma.XdrException;
  * works, and answers its {@code nfsstat3} with the result or failure body the RFC gives it, with
  * the attributes of the objects it touched ({@code post_op_attr}, {@code wcc_data}) whenever it can
  * read them. READ's data and READLINK's path leave as the reply's DDP-eligible item (RFC 8267
- * section 4.1).
+ * section 4).
  */
 final class Nfs3Service implements RpcHandler {
 

@@ -5,7 +5,7 @@
  * {@code fattr3}, {@code post_op_attr} and {@code wcc_data} (sections 2.5 and 2.6) in
  * {@code Attributes}, the {@code nfsstat3} codes (section 2.6) in {@code Nfs3Error}; the whole
  * opened and handed out as {@link org.jiwarp.rpcrdma.RpcHandler}s by {@link NfsExport}. READ's data
- * and READLINK's path are DDP-eligible (RFC 8267 section 4.1).
+ * and READLINK's path are DDP-eligible (RFC 8267 section 4).
  *
  * <p>AUTH_SYS (RFC 5531 appendix A) is taken as the caller's identity only to answer ACCESS from
  * the mode bits; every file operation runs as the server process, with its rights: there is no
