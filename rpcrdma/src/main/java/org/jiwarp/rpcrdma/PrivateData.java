@@ -16,11 +16,16 @@ public record PrivateData(int version, boolean remoteInvalidation, int maxSendSi
     public static final int LENGTH = 8;
     public static final int FLAG_REMOTE_INVALIDATION = 1;
     /**
-     * The inline threshold this end assumes of a peer that sent no private data: 4 KiB, what
-     * Linux's xprtrdma and svcrdma offer. RFC 8166 section 3.3.3 and RFC 8797 section 5.1 promise
-     * only 1 KiB of such a peer.
+     * The inline size this end offers by default, each way: 4 KiB, as Linux's xprtrdma and svcrdma
+     * do.
      */
     public static final int DEFAULT_INLINE = 4096;
+
+    /**
+     * The inline threshold of a peer that sent no private data (RFC 8797 section 5.1): RPC-over-RDMA
+     * version 1's default of 1 KiB (RFC 8166 section 3.3.3).
+     */
+    public static final int VERSION_1_INLINE = 1024;
 
     public PrivateData {
         for (int size : new int[] {maxSendSize, maxReceiveSize}) {
@@ -33,10 +38,10 @@ public record PrivateData(int version, boolean remoteInvalidation, int maxSendSi
     /**
      * The inline threshold for what an end sends (RFC 8166 section 3.3.2, RFC 8797 section 4.2):
      * the smaller of its own send size and the peer's receive size, the peer's being
-     * {@link #DEFAULT_INLINE} when it sent no private data ({@code peer} null).
+     * {@link #VERSION_1_INLINE} when it sent no private data ({@code peer} null).
      */
     public static int sendThreshold(int ownSendSize, PrivateData peer) {
-        return Math.min(ownSendSize, peer == null ? DEFAULT_INLINE : peer.maxReceiveSize());
+        return Math.min(ownSendSize, peer == null ? VERSION_1_INLINE : peer.maxReceiveSize());
     }
 
     public byte[] encode() {
@@ -47,8 +52,8 @@ public record PrivateData(int version, boolean remoteInvalidation, int maxSendSi
 
     /**
      * The peer's private data, or {@code null} when it sent none or something else (RFC 8797
-     * sections 5.1 and 5.2: then the defaults hold, no Remote Invalidation and
-     * {@link #DEFAULT_INLINE} each way).
+     * sections 5.1 and 5.2: then version 1's defaults hold, no Remote Invalidation and
+     * {@link #VERSION_1_INLINE} each way).
      */
     public static PrivateData decode(byte[] data) {
         if (data.length < LENGTH) {

@@ -277,6 +277,11 @@ public final class RpcRdmaClient implements RpcTransport {
             fail(new RpcException("a malformed RPC-over-RDMA header: " + e.getMessage()));
             return;
         }
+        if (header.version() == RpcRdmaHeader.VERSION && (header.procedure() == RpcRdmaHeader.RDMA_MSGP
+                || header.procedure() == RpcRdmaHeader.RDMA_DONE)) {
+            repost(slot); // RFC 8166 sections 4.6.1 and 4.6.2: a requester drops both unread
+            return;
+        }
         Pending p = pending.get(header.xid());
         if (p == null) {
             repost(slot);

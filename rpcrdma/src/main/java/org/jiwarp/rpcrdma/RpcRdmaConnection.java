@@ -69,12 +69,21 @@ final class RpcRdmaConnection {
 
     /** A message arrived (a copy, now this connection's); on the event loop. */
     void received(ByteBuf message) {
-        if (message.readableBytes() < RpcRdmaHeader.FIXED_LENGTH) {
-            message.release(); // no xid to answer (RFC 8166 section 4.5 answers by xid)
+        if (message.readableBytes() < RpcRdmaHeader.MIN_LENGTH) {
+            message.release(); // RFC 8166 section 4.5: shorter than any header, its xid is not to be trusted
             server.droppedOne();
             return;
         }
         int xid = message.getInt(message.readerIndex());
+        int version = message.getInt(message.readerIndex() + 4);
+        int procedure = message.getInt(message.readerIndex() + 12);
+        if (version == RpcRdmaHeader.VERSION
+                && (procedure == RpcRdmaHeader.RDMA_ERROR || procedure == RpcRdmaHeader.RDMA_DONE)) {
+            // Never a call: a responder drops an RDMA_ERROR (section 4.2.4) and an RDMA_DONE (section 4.6.2) unanswered.
+            message.release();
+            server.droppedOne();
+            return;
+        }
         Call call;
         synchronized (this) {
             if (closed) {
@@ -107,12 +116,13 @@ final class RpcRdmaConnection {
             header = RpcRdmaHeader.decode(message);
         } catch (XdrException e) {
             message.release();
-            sendError(call, RpcRdmaHeader.ERR_CHUNK); // section 4.5: a header that cannot be parsed
+            sendError(call, RpcRdmaHeader.ERR_CHUNK); // section 4.5.2: a header that cannot be parsed
             return;
         }
         if (header.version() != RpcRdmaHeader.VERSION) {
             message.release();
-            sendError(call, RpcRdmaHeader.ERR_VERS); // section 4.5: answered in version 1, naming 1-1
+            // Section 4.5.1, in the call's own version (section 4.5), naming 1 as the lowest and highest.
+            sendError(call, header.version(), RpcRdmaHeader.ERR_VERS);
             return;
         }
         int error = check(header, message.readableBytes());
@@ -134,7 +144,7 @@ final class RpcRdmaConnection {
     private int check(RpcRdmaHeader header, int inlineLength) {
         int procedure = header.procedure();
         if (procedure != RpcRdmaHeader.RDMA_MSG && procedure != RpcRdmaHeader.RDMA_NOMSG) {
-            // RDMA_MSGP and RDMA_DONE (RFC 8166 section 4.6: no longer supported), RDMA_ERROR from a requester.
+            // RDMA_MSGP (RFC 8166 section 4.6.1: no longer supported, a responder answers ERR_CHUNK).
             return RpcRdmaHeader.ERR_CHUNK;
         }
         if (header.readList().size() > maxSegments || header.writeList().size() > maxSegments) {
@@ -412,8 +422,12 @@ final class RpcRdmaConnection {
     }
 
     private void sendError(Call call, int error) {
+        sendError(call, RpcRdmaHeader.VERSION, error);
+    }
+
+    private void sendError(Call call, int version, int error) {
         server.errorSent();
-        post(call, RpcRdmaHeader.error(call.xid, credits, error), null, List.of(), 0);
+        post(call, RpcRdmaHeader.error(call.xid, version, credits, error), null, List.of(), 0);
     }
 
     /**

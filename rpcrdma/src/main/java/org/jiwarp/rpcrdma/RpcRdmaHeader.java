@@ -48,6 +48,12 @@ public record RpcRdmaHeader(int xid, int version, int credits, int procedure, Li
     /** The fixed part: xid, version, credits, procedure. */
     public static final int FIXED_LENGTH = 16;
 
+    /**
+     * The shortest header, the fixed part and three empty lists: a receiver drops anything shorter
+     * unread, since it cannot trust its xid (section 4.5).
+     */
+    public static final int MIN_LENGTH = FIXED_LENGTH + 12;
+
     /** A limit on list lengths while decoding, far beyond any inline header. */
     private static final int MAX_SEGMENTS = 1024;
 
@@ -64,11 +70,12 @@ public record RpcRdmaHeader(int xid, int version, int credits, int procedure, Li
     }
 
     /**
-     * An RDMA_ERROR header (section 4.5): ERR_VERS names version 1 as both the lowest and the
-     * highest this implementation speaks.
+     * An RDMA_ERROR header (section 4.5) answering a call of {@code version}, which it carries as
+     * section 4.5 requires; ERR_VERS names version 1 as both the lowest and the highest this
+     * implementation speaks.
      */
-    public static RpcRdmaHeader error(int xid, int credits, int error) {
-        return new RpcRdmaHeader(xid, VERSION, credits, RDMA_ERROR, List.of(), List.of(), null, error, VERSION,
+    public static RpcRdmaHeader error(int xid, int version, int credits, int error) {
+        return new RpcRdmaHeader(xid, version, credits, RDMA_ERROR, List.of(), List.of(), null, error, VERSION,
                 VERSION);
     }
 
@@ -143,14 +150,15 @@ public record RpcRdmaHeader(int xid, int version, int credits, int procedure, Li
      * Decodes a header; the reader index is left on the RPC message (for RDMA_MSG).
      *
      * @throws XdrException when it is short or malformed; a version other than 1 decodes (the
-     *     fixed part only) so the caller can answer ERR_VERS
+     *     fixed part only) so the caller can answer ERR_VERS, except RDMA_ERROR, whose body is read
+     *     in any version (a responder answers ERR_VERS in the version of the call, section 4.5)
      */
     public static RpcRdmaHeader decode(ByteBuf in) {
         int xid = Xdr.getInt(in);
         int version = Xdr.getInt(in);
         int credits = Xdr.getInt(in);
         int procedure = Xdr.getInt(in);
-        if (version != VERSION) {
+        if (version != VERSION && procedure != RDMA_ERROR) {
             return new RpcRdmaHeader(xid, version, credits, procedure, List.of(), List.of(), null, 0, 0, 0);
         }
         switch (procedure) {

@@ -51,10 +51,12 @@ import org.jiwarp.rnic.WorkCompletion;
  *       the answer is RDMA_ERROR ERR_CHUNK. The reply is a Send with Invalidate of a handle of the
  *       call's chunks when the client's private data accepts Remote Invalidation (RFC 8797 section
  *       4.1), a plain Send otherwise.</li>
- *   <li>Errors (section 4.5): ERR_VERS for a version other than 1, ERR_CHUNK for a header or chunk
- *       list that does not decode or that this server does not serve (RDMA_MSGP, RDMA_DONE, chunks
- *       beyond {@link Options#maxSegments} or {@link Options#maxChunk}, a Read chunk position that is
- *       not an XDR position, a Position Zero Read chunk in RDMA_MSG or none in RDMA_NOMSG).</li>
+ *   <li>Errors (section 4.5): a message shorter than a header (28 octets) is dropped unanswered,
+ *       as are RDMA_ERROR and RDMA_DONE from a client (sections 4.2.4 and 4.6.2); ERR_VERS, in the
+ *       call's own version, for a version other than 1; ERR_CHUNK for a header or chunk list that
+ *       does not decode or that this server does not serve (RDMA_MSGP, chunks beyond
+ *       {@link Options#maxSegments} or {@link Options#maxChunk}, a Read chunk position that is not
+ *       an XDR position, a Position Zero Read chunk in RDMA_MSG or none in RDMA_NOMSG).</li>
  *   <li>A connection that goes down (the client disconnects, resets, or its RNIC refuses an RDMA
  *       Read or Write): its outstanding work completes in error, its calls are dropped, their
  *       regions and buffers released, the queue pair destroyed; a handler still running finds its

@@ -34,7 +34,9 @@ import org.jiwarp.rnic.WorkCompletion;
 final class LoopbackResponder implements AutoCloseable {
 
     enum Misbehaviour {
-        NONE, ERR_VERS, ERR_CHUNK, INVALIDATE_A_FOREIGN_STAG, WRITE_LIST_TOO_LONG
+        NONE, ERR_VERS, ERR_CHUNK, INVALIDATE_A_FOREIGN_STAG, WRITE_LIST_TOO_LONG,
+        /** An RDMA_MSGP and an RDMA_DONE with the call's xid and a wrong result, before the real reply. */
+        DECOYS_FIRST
     }
 
     static final int INLINE = 4096;
@@ -118,10 +120,22 @@ final class LoopbackResponder implements AutoCloseable {
         Misbehaviour how = misbehaviour;
         ByteBuf reply = Unpooled.directBuffer(INLINE);
         if (how == Misbehaviour.ERR_VERS || how == Misbehaviour.ERR_CHUNK) {
-            RpcRdmaHeader.error(call.xid(), CREDITS,
+            RpcRdmaHeader.error(call.xid(), RpcRdmaHeader.VERSION, CREDITS,
                     how == Misbehaviour.ERR_VERS ? RpcRdmaHeader.ERR_VERS : RpcRdmaHeader.ERR_CHUNK).encode(reply);
             send(reply, 0);
             return;
+        }
+        if (how == Misbehaviour.DECOYS_FIRST) {
+            for (int procedure : new int[] {RpcRdmaHeader.RDMA_MSGP, RpcRdmaHeader.RDMA_DONE}) {
+                ByteBuf decoy = Unpooled.directBuffer(INLINE);
+                RpcRdmaHeader.message(call.xid(), CREDITS, procedure, List.of(), List.of(), null).encode(decoy);
+                if (procedure == RpcRdmaHeader.RDMA_MSGP) {
+                    decoy.writeInt(4).writeInt(1024); // rdma_align, rdma_thresh
+                }
+                Rpc.putAcceptedReply(decoy, Rpc.peekXid(in), Rpc.SUCCESS);
+                Xdr.putOpaque(decoy, "a decoy".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                send(decoy, 0);
+            }
         }
         // The RPC call as the requester meant it: inline part with the Read chunk's data at its position.
         ByteBuf message = Unpooled.buffer();

@@ -31,6 +31,14 @@ class PrivateDataTest {
         assertThrows(IllegalArgumentException.class, () -> new PrivateData(1, true, 1000, 4096));
     }
 
+    /** RFC 8797 section 5.1: a peer with no private data is held to version 1's 1 KiB (RFC 8166 section 3.3.3). */
+    @Test
+    void aPeerWithoutPrivateDataGetsOneKib() {
+        assertEquals(1024, PrivateData.sendThreshold(PrivateData.DEFAULT_INLINE, null));
+        assertEquals(4096, PrivateData.sendThreshold(PrivateData.DEFAULT_INLINE, new PrivateData(1, true, 4096, 8192)));
+        assertEquals(2048, PrivateData.sendThreshold(8192, new PrivateData(1, true, 4096, 2048)));
+    }
+
     @Test
     void otherPrivateDataMeansDefaults() {
         assertNull(PrivateData.decode(new byte[0]));

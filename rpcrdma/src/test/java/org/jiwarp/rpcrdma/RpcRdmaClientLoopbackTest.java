@@ -102,6 +102,24 @@ class RpcRdmaClientLoopbackTest {
         assertTrue(chunk.getMessage().contains("ERR_CHUNK"), chunk.getMessage());
     }
 
+    /** RFC 8166 sections 4.6.1 and 4.6.2: RDMA_MSGP and RDMA_DONE are dropped; the real reply answers. */
+    @Test
+    void rdmaMsgpAndRdmaDoneAreDroppedUnread() {
+        responder.misbehave(LoopbackResponder.Misbehaviour.DECOYS_FIRST);
+        byte[] arguments = {1, 2, 3, 4};
+        RpcRdmaReply reply = echo(RpcRdmaCall.inline(PROGRAM, 1, 4, out -> out.writeBytes(arguments)));
+        try {
+            assertEquals(RpcRdmaHeader.RDMA_MSG, reply.header().procedure(), reply.header()::toString);
+            ByteBuf echoed = results(reply);
+            byte[] call = new byte[echoed.readableBytes()];
+            echoed.readBytes(call);
+            assertArrayEquals(arguments, java.util.Arrays.copyOfRange(call, call.length - 4, call.length),
+                    "the echo of the call, not a decoy's result");
+        } finally {
+            reply.release();
+        }
+    }
+
     /**
      * A Send with Invalidate of an STag that is not the requester's: the RNIC terminates the
      * connection (RFC 5040 section 7.4.1), and the call ends with that, not a hang.

@@ -96,9 +96,21 @@ class RpcRdmaHeaderTest {
                 new RdmaSegment(3, 0, 0x3000)), RpcRdmaHeader.written(chunk, 120));
         assertEquals(0, RpcRdmaHeader.chunkLength(RpcRdmaHeader.written(chunk, 0)));
         assertEquals(0xFFFF_FFFFL, RpcRdmaHeader.chunkLength(List.of(new RdmaSegment(1, -1, 0))), "lengths are unsigned");
-        RpcRdmaHeader error = RpcRdmaHeader.error(5, 32, RpcRdmaHeader.ERR_VERS);
+        RpcRdmaHeader error = RpcRdmaHeader.error(5, 2, 32, RpcRdmaHeader.ERR_VERS);
+        assertEquals(2, error.version(), "the version of the call that failed (section 4.5)");
         assertEquals(1, error.versLow());
         assertEquals(1, error.versHigh());
+    }
+
+    /** Section 4.5: ERR_VERS comes back in the version the requester spoke, and decodes in it. */
+    @Test
+    void anErrorDecodesInAnyVersion() {
+        String vers = "00000007000000020000000100000004" + "00000001" + "0000000100000001";
+        RpcRdmaHeader h = RpcRdmaHeader.decode(Unpooled.wrappedBuffer(ByteBufUtil.decodeHexDump(vers)));
+        assertEquals(2, h.version());
+        assertEquals(RpcRdmaHeader.ERR_VERS, h.error());
+        assertEquals(1, h.versLow());
+        assertReencodes(h, vers);
     }
 
     @Test

@@ -288,7 +288,10 @@ class RpcRdmaServerLoopbackTest {
         }
     }
 
-    /** RFC 8166 section 4.5: ERR_VERS and ERR_CHUNK, and the connection goes on. */
+    /**
+     * RFC 8166 section 4.5: ERR_VERS (in the call's version) and ERR_CHUNK; messages shorter than a
+     * header, RDMA_ERROR and RDMA_DONE dropped unanswered; and the connection goes on.
+     */
     @Test
     @Timeout(60)
     void malformedHeadersAreAnsweredWithRdmaError() throws Exception {
@@ -299,6 +302,7 @@ class RpcRdmaServerLoopbackTest {
             raw.send(vers);
             RpcRdmaHeader error = header(raw);
             assertEquals(0x11, error.xid());
+            assertEquals(2, error.version(), "ERR_VERS carries the failing call's version");
             assertEquals(RpcRdmaHeader.RDMA_ERROR, error.procedure());
             assertEquals(RpcRdmaHeader.ERR_VERS, error.error());
             assertEquals(1, error.versLow());
@@ -310,6 +314,7 @@ class RpcRdmaServerLoopbackTest {
             Xdr.putInt(badList, 8);
             Xdr.putInt(badList, RpcRdmaHeader.RDMA_MSG);
             Xdr.putInt(badList, 7); // a list discriminator that is no boolean
+            badList.writeZero(8); // as long as a header: only shorter messages go unanswered
             raw.send(badList);
             assertErrChunk(0x12, header(raw));
 
@@ -324,13 +329,23 @@ class RpcRdmaServerLoopbackTest {
             assertErrChunk(0x14, header(raw));
 
             raw.send(Unpooled.buffer().writeLong(0x15)); // too short to name an xid: no answer
+            ByteBuf short27 = Unpooled.buffer();
+            RpcRdmaHeader.message(0x17, 8, RpcRdmaHeader.RDMA_MSG, List.of(), List.of(), null).encode(short27);
+            raw.send(short27.writerIndex(RpcRdmaHeader.MIN_LENGTH - 1)); // one octet short of a header: no answer
+            ByteBuf done = Unpooled.buffer();
+            RpcRdmaHeader.message(0x18, 8, RpcRdmaHeader.RDMA_DONE, List.of(), List.of(), null).encode(done);
+            raw.send(done);
+            ByteBuf fromTheClient = Unpooled.buffer();
+            RpcRdmaHeader.error(0x19, RpcRdmaHeader.VERSION, 8, RpcRdmaHeader.ERR_CHUNK).encode(fromTheClient);
+            raw.send(fromTheClient.writeZero(8)); // an RDMA_ERROR as long as a header
             raw.send(RawRequester.call(0x16, NULL, List.of(), Unpooled.EMPTY_BUFFER));
             ByteBuf reply = next(raw);
-            assertEquals(0x16, RpcRdmaHeader.decode(reply).xid(), "the short message got no answer");
+            assertEquals(0x16, RpcRdmaHeader.decode(reply).xid(),
+                    "the short messages, the RDMA_DONE and the RDMA_ERROR got no answer");
             assertEquals(0x16, Rpc.getAcceptedReply(reply));
             reply.release();
             assertEquals(4, server.errorsSent());
-            assertEquals(1, server.dropped());
+            assertEquals(4, server.dropped());
         }
     }
 
