@@ -12,7 +12,7 @@ import org.jiwarp.rpcrdma.Xdr;
 /**
  * A file's attributes as Linux gives them ({@code lstat}, through the "unix" attribute view, never
  * following a symbolic link), and their XDR forms: {@code fattr3} (RFC 1813 section 2.5),
- * {@code post_op_attr}, {@code pre_op_attr} and {@code wcc_data} (section 2.6).
+ * {@code post_op_attr}, {@code pre_op_attr} and {@code wcc_data} (also section 2.5).
  *
  * <pre>
  * fattr3: type | mode | nlink | uid | gid | size (8) | used (8) | rdev (4+4) | fsid (8) | fileid (8)

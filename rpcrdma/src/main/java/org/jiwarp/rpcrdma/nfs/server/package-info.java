@@ -2,7 +2,7 @@
  * An NFS version 3 server over one local directory (RFC 1813): the NFS program's procedures
  * (section 3.3.0 to 3.3.21) in {@code Nfs3Service}, MOUNT version 3 (section 5.2) in
  * {@code MountService}, file handles (section 2.5, {@code nfs_fh3}) in {@code FileHandles},
- * {@code fattr3}, {@code post_op_attr} and {@code wcc_data} (sections 2.5 and 2.6) in
+ * {@code fattr3}, {@code post_op_attr} and {@code wcc_data} (section 2.5) in
  * {@code Attributes}, the {@code nfsstat3} codes (section 2.6) in {@code Nfs3Error}; the whole
  * opened and handed out as {@link org.jiwarp.rpcrdma.RpcHandler}s by {@link NfsExport}. READ's data
  * and READLINK's path are DDP-eligible (RFC 8267 section 4).
