@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -26,6 +27,13 @@ import org.jiwarp.rnic.WcStatus;
  * to the handler on a worker - its reply pushed (RDMA Writes into the Write and Reply chunks, the
  * credit given back, the Send) - released on the Send's completion. Receives and completions come
  * on the queue pair's event loop, replies from workers; the state is guarded by this object.
+ *
+ * <p>At most {@code credits} calls are in service at once, from the pull of their Read chunks to
+ * their reply's Send completion; a call that arrives beyond that waits, holding its credit and its
+ * inline message only, until a Send completes. So a client that stops reading its socket (its
+ * replies wait behind TCP and their Sends do not complete) holds the grant's calls in service,
+ * the grant's calls waiting, and at most the grant's excess answers: a bound in calls that does
+ * not depend on the send queue's depth.
  */
 final class RpcRdmaConnection {
 
@@ -47,6 +55,10 @@ final class RpcRdmaConnection {
     private int outstanding;
     /** SYSTEM_ERR answers to calls beyond the grant whose Send has not completed. */
     private int excessInFlight;
+    /** Calls from the pull of their Read chunks to their reply's Send completion; at most {@link #credits}. */
+    private int inService;
+    /** Calls checked and waiting for a place in service, in arrival order. */
+    private final ArrayDeque<Call> waiting = new ArrayDeque<>();
     private boolean closed;
 
     RpcRdmaConnection(RpcRdmaServer server, QueuePair qp, PrivateData client) {
@@ -133,7 +145,25 @@ final class RpcRdmaConnection {
         }
         call.header = header;
         call.inline = message;
-        if (header.readList().isEmpty()) {
+        synchronized (this) {
+            if (inService >= credits) {
+                waiting.add(call); // until a reply's Send completes
+                return;
+            }
+            enterService(call);
+        }
+        beginService(call);
+    }
+
+    /** Under this object's lock. */
+    private void enterService(Call call) {
+        call.inService = true;
+        inService++;
+    }
+
+    /** A call in service: its Read chunks pulled, or straight to the handler without any. */
+    private void beginService(Call call) {
+        if (call.header.readList().isEmpty()) {
             assemble(call);
         } else {
             pull(call);
@@ -481,6 +511,7 @@ final class RpcRdmaConnection {
             for (SendWorkRequest wr : wrs) {
                 qp.postSend(wr);
             }
+            server.replyPosted();
         } catch (RuntimeException e) {
             failed();
         }
@@ -494,27 +525,34 @@ final class RpcRdmaConnection {
         }
         long callId = id >>> 2;
         int kind = (int) (id & 3);
-        Call call;
-        synchronized (this) {
-            call = calls.get(callId);
-            if (call == null) {
-                return;
-            }
-            if (kind == KIND_READ) {
-                if (--call.readsPending > 0) {
+        if (kind == KIND_READ) {
+            Call call;
+            synchronized (this) {
+                call = calls.get(callId);
+                if (call == null || --call.readsPending > 0) {
                     return;
                 }
-            } else if (kind == KIND_SEND) {
+            }
+            assemble(call);
+        } else if (kind == KIND_SEND) {
+            List<Call> admitted = new ArrayList<>();
+            synchronized (this) {
+                Call call = calls.get(callId);
+                if (call == null) {
+                    return;
+                }
                 if (call.excess) {
                     excessInFlight--;
                 }
                 release(call);
-                return;
-            } else {
-                return;
+                while (inService < credits && !waiting.isEmpty()) {
+                    Call next = waiting.poll();
+                    enterService(next);
+                    admitted.add(next);
+                }
             }
+            admitted.forEach(this::beginService);
         }
-        assemble(call);
     }
 
     /** Takes the queue pair down; {@link #closed} follows once its work is flushed. */
@@ -532,6 +570,7 @@ final class RpcRdmaConnection {
                 return;
             }
             closed = true;
+            waiting.clear();
             for (Call call : new ArrayList<>(calls.values())) {
                 if (!call.handling) {
                     server.droppedOne();
@@ -560,6 +599,10 @@ final class RpcRdmaConnection {
         if (call.counted) {
             call.counted = false;
             outstanding--;
+        }
+        if (call.inService) {
+            call.inService = false;
+            inService--;
         }
         for (MemoryRegion region : call.regions) {
             server.deregister(region);
@@ -594,6 +637,7 @@ final class RpcRdmaConnection {
         ByteBuf sink;
         int readsPending;
         boolean counted;
+        boolean inService;
         boolean excess;
         boolean handling;
 

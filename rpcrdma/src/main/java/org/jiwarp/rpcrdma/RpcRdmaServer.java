@@ -41,7 +41,9 @@ import org.jiwarp.rnic.WorkCompletion;
  *       more calls in progress than that; a call beyond the grant (which section 3.3.1 forbids the
  *       requester, leaving the answer to the responder) is answered at once with an RPC SYSTEM_ERR,
  *       its chunks untouched; a connection with more such answers in flight than the grant is
- *       closed.</li>
+ *       closed. At most the grant's calls are in service at once, from the pull of their Read
+ *       chunks to their reply's Send completion; others wait for a Send to complete, so a client
+ *       that stops reading holds a bounded number of calls whatever the send queue's depth.</li>
  *   <li>Calls: Read chunks are pulled with RDMA Read (a Position Zero Read chunk is the whole call,
  *       section 3.5.3) and spliced at their XDR position with their roundup; the call goes to the
  *       handler on a worker thread.</li>
@@ -118,6 +120,7 @@ public final class RpcRdmaServer implements AutoCloseable {
     private final AtomicLong excessCalls = new AtomicLong();
     private final AtomicLong errorsSent = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong repliesPosted = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private final RnicListener listener;
     private volatile boolean closed;
@@ -215,9 +218,17 @@ public final class RpcRdmaServer implements AutoCloseable {
         return errorsSent.get();
     }
 
-    /** Messages dropped without an answer: too short to name an xid, or a call whose connection went. */
+    /**
+     * Messages dropped without an answer: shorter than a header, an RDMA_ERROR or RDMA_DONE from a
+     * client, or a call whose connection went.
+     */
     public long dropped() {
         return dropped.get();
+    }
+
+    /** Answers posted to a send queue: replies, SYSTEM_ERR answers and RDMA_ERRORs. */
+    public long repliesPosted() {
+        return repliesPosted.get();
     }
 
     /** Connection requests rejected because {@link Options#maxConnections} were up. */
@@ -324,6 +335,10 @@ public final class RpcRdmaServer implements AutoCloseable {
 
     void droppedOne() {
         dropped.incrementAndGet();
+    }
+
+    void replyPosted() {
+        repliesPosted.incrementAndGet();
     }
 
     /** The connection is down and its calls released: the queue pair goes. */

@@ -300,8 +300,9 @@ class RpcRdmaServerHostileClientTest {
      * The responder's rule for a client that goes on beyond the grant (RFC 8166 section 3.3.1 leaves
      * it to the responder): a connection with as many SYSTEM_ERR answers in flight as the grant is
      * closed at the next call beyond the grant. A client that stops reading keeps its answers in
-     * flight: its socket is filled first with long replies, one call at a time, until replies stay
-     * unsent; then the grant is held by the handler, the grant's worth of calls beyond it is answered
+     * flight: its socket is filled first with long replies, one call at a time, until three replies
+     * stay unsent (their calls stay in service); then the grant is held, one call by the handler and
+     * the others waiting for a place in service, the grant's worth of calls beyond it is answered
      * (and stays in flight) with the connection up, and one more closes it.
      */
     @Test
@@ -321,10 +322,13 @@ class RpcRdmaServerHostileClientTest {
                         "call " + sent + " answered");
             }
             assertEquals(0, server.excessCalls(), "one call at a time never went beyond the grant");
+            int stuckCalls = server.callsInProgress();
             for (int i = 0; i < CREDITS; i++) {
                 assertTrue(stuck.send(call(++xid, BLOCK, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER)));
             }
-            waitFor(() -> program.blocking() == CREDITS, "the grant is held by the handler");
+            // As many reach the handler as places in service are left; the rest wait, holding their credits.
+            waitFor(() -> program.blocking() == CREDITS - stuckCalls
+                    && server.callsInProgress() == stuckCalls + CREDITS, "the grant is held");
             for (int i = 0; i < CREDITS; i++) {
                 assertTrue(stuck.send(call(++xid, NULL, List.of(), List.of(), null, Unpooled.EMPTY_BUFFER)));
             }
@@ -398,35 +402,37 @@ class RpcRdmaServerHostileClientTest {
 
     /**
      * A client that stops reading its socket and keeps sending calls whose replies are long (64 KiB
-     * each, into a Reply chunk): the replies queue behind TCP, whose buffers fill, and the send
-     * queue's work then waits on the connection's write bound. Nothing gives the responder word of
-     * that, so the calls held for the client are bounded by what holds them: the grant (calls not
-     * yet answered), the excess answers in flight (at most the grant; one more closes the
-     * connection), and the replies waiting in the send queue, one slot each at least (its depth is
-     * {@link #SEND_DEPTH}; a post beyond it fails and the connection goes). Each such reply holds
-     * two regions (its Reply chunk's source and its Send), an excess answer one. The client is
-     * given up by one of these two rules as long as it sends, and the other client is served
+     * each, into a Reply chunk): the replies queue behind TCP, whose buffers fill, and their Sends
+     * stop completing. The calls held for the client are then bounded by the grant three times
+     * over, whatever the send queue's depth ({@link #SEND_DEPTH}, far larger): the calls in service
+     * (from their pull to their Send's completion, at most the grant), the calls waiting for a
+     * place in service (each holds a credit: at most the grant), and the excess answers in flight
+     * (at most the grant; one more closes the connection). A call in service holds two regions
+     * (its Reply chunk's source and its Send), an excess answer one, a waiting call none. The
+     * client is given up by the excess rule as long as it sends, and the other client is served
      * meanwhile and after; nothing is held afterwards.
      */
     @Test
     @Timeout(120)
     void aClientThatStopsReadingIsBoundedAndGivenUp() throws Exception {
-        // A reply whose RDMA Write has gone to TCP holds only its Send's slot (an unsignaled Write
-        // retires at the head of the queue), so as many replies as slots may wait, excess answers
-        // among them; the grant's calls not yet answered hold none. (SEND_DEPTH / 2 assumed two
-        // slots a reply: CI saw 110 calls against that bound of 108.)
-        int callBound = CREDITS + SEND_DEPTH;
-        int regionBound = 2 * (CREDITS + SEND_DEPTH);
+        // The other client's last call may be held until its Send completes: one call, two regions.
+        int callBound = 3 * CREDITS + 1;
+        int regionBound = 2 * CREDITS + CREDITS + 2;
         try (RpcRdmaClient other = client(); MpaRequester stuck = new MpaRequester(server.localAddress(), true)) {
             int mostCalls = 0;
             int mostRegions = 0;
             int sent = 0;
+            long before = server.repliesPosted();
             while (server.connections() == 2 && sent < 100_000) {
                 if (!stuck.send(call(sent + 1, LONG, List.of(), List.of(), List.of(new RdmaSegment(0x5151_5100,
                         128 * 1024, 0)), Unpooled.buffer().writeInt(64 * 1024)))) {
                     break; // the server closed the connection under the write
                 }
                 sent++;
+                // Each call answered before the next (up to a bound: a waiting call is not): the grant
+                // never overrun, the excess rule cannot give the client up before the replies pile up.
+                long answered = before + sent;
+                waitAtMost(Duration.ofMillis(200), () -> server.repliesPosted() >= answered);
                 mostCalls = Math.max(mostCalls, server.callsInProgress());
                 mostRegions = Math.max(mostRegions, server.regionsHeld());
                 assertTrue(mostCalls <= callBound, "calls held for a client that stopped reading: " + mostCalls);
@@ -557,4 +563,11 @@ class RpcRdmaServerHostileClientTest {
         }
     }
 
+    /** Polls {@code condition} for up to {@code limit}, and goes on whether or not it came to hold. */
+    private static void waitAtMost(Duration limit, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+    }
 }
