@@ -12,6 +12,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * File handles of one export ({@code nfs_fh3}, RFC 1813 section 2.5: opaque, at most 64 octets)
@@ -33,6 +34,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * is STALE; one of the wrong length, version or export id is BADHANDLE. So a forged handle can
  * only ever name a file found inside the export, and the parent of every path resolved is checked
  * to lie inside the export's real path.
+ *
+ * <p>A walk that goes through the whole export, every directory read and the cache never emptied
+ * meanwhile, leaves every inode of the export in the cache: until the cache is next emptied, an
+ * inode not in it is STALE without another walk. A client learns every other handle from this
+ * server (LOOKUP, CREATE, READDIRPLUS ... remember the path), so only a forged handle misses the
+ * cache then, and forged handles cost one walk, not one each. An inode whose cached path no longer
+ * names it (renamed outside NFS) is still looked for by a walk.
  */
 final class FileHandles {
 
@@ -48,6 +56,11 @@ final class FileHandles {
     private final long rootDev;
     private final long rootIno;
     private final Map<Long, Path> paths = new ConcurrentHashMap<>();
+    /** Times the cache was emptied: a walk during which it was emptied indexed nothing. */
+    private final AtomicLong emptied = new AtomicLong();
+    /** Whether a whole walk has put every inode of the export in the cache since it was last emptied. */
+    private volatile boolean indexed;
+    private final AtomicLong walks = new AtomicLong();
 
     FileHandles(Path realRoot) throws IOException {
         this.root = realRoot;
@@ -94,9 +107,16 @@ final class FileHandles {
 
     void remember(Path path, long ino) {
         if (paths.size() >= CACHE_LIMIT) {
+            indexed = false;
+            emptied.incrementAndGet();
             paths.clear();
         }
         paths.put(ino, path);
+    }
+
+    /** Walks of the export so far. */
+    long walks() {
+        return walks.get();
     }
 
     /** Forgets a path after REMOVE or RMDIR. */
@@ -123,6 +143,9 @@ final class FileHandles {
         if (cached != null && names(cached, dev, ino) && inside(cached)) {
             return cached;
         }
+        if (cached == null && indexed) {
+            throw new Nfs3Error(Nfs3Error.STALE); // not among the inodes a whole walk found
+        }
         Path found = walk(dev, ino);
         if (found == null || !inside(found)) {
             throw new Nfs3Error(Nfs3Error.STALE);
@@ -145,8 +168,15 @@ final class FileHandles {
         }
     }
 
-    /** Breadth first through the export, never following a link, remembering what it passes. */
+    /**
+     * Breadth first through the export, never following a link, remembering what it passes; a
+     * walk that finds nothing after reading every directory, the cache not emptied meanwhile,
+     * leaves the export indexed.
+     */
     private Path walk(long dev, long ino) {
+        walks.incrementAndGet();
+        long emptiedBefore = emptied.get();
+        boolean whole = true;
         ArrayDeque<Path> directories = new ArrayDeque<>();
         directories.add(root);
         int seen = 0;
@@ -169,8 +199,11 @@ final class FileHandles {
                     }
                 }
             } catch (IOException | InvalidPathException | java.nio.file.DirectoryIteratorException e) {
-                // a directory that cannot be read, or one that went away: walk on
+                whole = false; // a directory that cannot be read, or one that went away: walk on
             }
+        }
+        if (whole && emptied.get() == emptiedBefore) {
+            indexed = true;
         }
         return null;
     }

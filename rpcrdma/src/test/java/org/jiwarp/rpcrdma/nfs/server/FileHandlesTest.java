@@ -124,6 +124,33 @@ class FileHandlesTest {
         }
     }
 
+    /**
+     * A client sending handles forged with inodes the export does not hold costs the server one
+     * walk of the export, not one each: the first walk indexes it. A handle whose file was moved
+     * outside NFS is still found, by another walk.
+     */
+    @Test
+    void forgedInodesCostOneWalk() throws Exception {
+        FileHandles handles = new FileHandles(dir.toRealPath());
+        byte[] root = handles.rootHandle();
+        java.util.Random random = new java.util.Random(7);
+        for (int i = 0; i < 50; i++) {
+            long ino = (1L << 40) + random.nextInt(1 << 20);
+            Nfs3Error e = org.junit.jupiter.api.Assertions.assertThrows(Nfs3Error.class,
+                    () -> handles.resolve(Nfs3ServiceTest.forge(root, ino)));
+            assertEquals(Nfs3Error.STALE, e.status);
+        }
+        assertEquals(1, handles.walks(), "fifty forged inodes, one walk");
+
+        Path file = dir.resolve("a/b/c/file");
+        long ino = (Long) Files.getAttribute(file, "unix:ino");
+        byte[] fh = Nfs3ServiceTest.forge(root, ino);
+        assertEquals(file, handles.resolve(fh), "a file the walk passed is in the cache");
+        Files.move(file, dir.resolve("a/moved"));
+        assertEquals(dir.resolve("a/moved"), handles.resolve(fh), "moved outside NFS: found by walking again");
+        assertEquals(2, handles.walks());
+    }
+
     @Test
     void exportIdIsTheDirectorysAndFsidFollows() throws Exception {
         Path other = Files.createDirectory(tmp.resolve("other"));
