@@ -168,19 +168,7 @@ public final class NfsTransports {
     /** Sequential WRITEs of {@code pattern} over the file, {@code window} at once; MB/s. */
     private static double write(Nfs3Client nfs, byte[] fh, ByteBuf pattern, long size, ExecutorService callers,
             int window) throws Exception {
-        ArrayDeque<Future<?>> inFlight = new ArrayDeque<>();
-        long start = System.nanoTime();
-        for (long offset = 0; offset < size; offset += IO_SIZE) {
-            long at = offset;
-            if (inFlight.size() == window) {
-                inFlight.poll().get();
-            }
-            inFlight.add(callers.submit(() -> nfs.write(fh, at, pattern.duplicate())));
-        }
-        while (!inFlight.isEmpty()) {
-            inFlight.poll().get();
-        }
-        return size / 1e6 / ((System.nanoTime() - start) / 1e9);
+        return sequential(size, callers, window, at -> nfs.write(fh, at, pattern.duplicate()));
     }
 
     /**
@@ -189,6 +177,24 @@ public final class NfsTransports {
      */
     private static double read(Nfs3Client nfs, byte[] fh, long size, ExecutorService callers, int window,
             ThreadLocal<ByteBuf> sinks, ByteBuf expected) throws Exception {
+        return sequential(size, callers, window, at -> {
+            ByteBuf sink = sinks.get().clear();
+            nfs.read(fh, at, IO_SIZE, sink);
+            if (sink.readableBytes() != IO_SIZE || expected != null && !sink.equals(expected)) {
+                throw new IllegalStateException("the READ at offset " + at + " returned other octets than "
+                        + "were written");
+            }
+        });
+    }
+
+    /** One transfer of {@link #IO_SIZE} at an offset. */
+    private interface Transfer {
+        void at(long offset) throws Exception;
+    }
+
+    /** {@code transfer} at every {@link #IO_SIZE} offset of {@code size} in order, {@code window} at once; MB/s. */
+    private static double sequential(long size, ExecutorService callers, int window, Transfer transfer)
+            throws Exception {
         ArrayDeque<Future<?>> inFlight = new ArrayDeque<>();
         long start = System.nanoTime();
         for (long offset = 0; offset < size; offset += IO_SIZE) {
@@ -197,12 +203,7 @@ public final class NfsTransports {
                 inFlight.poll().get();
             }
             inFlight.add(callers.submit(() -> {
-                ByteBuf sink = sinks.get().clear();
-                nfs.read(fh, at, IO_SIZE, sink);
-                if (sink.readableBytes() != IO_SIZE || expected != null && !sink.equals(expected)) {
-                    throw new IllegalStateException("the READ at offset " + at + " returned other octets than "
-                            + "were written");
-                }
+                transfer.at(at);
                 return null;
             }));
         }

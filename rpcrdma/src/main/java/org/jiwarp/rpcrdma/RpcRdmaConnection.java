@@ -535,7 +535,7 @@ final class RpcRdmaConnection {
             }
             assemble(call);
         } else if (kind == KIND_SEND) {
-            List<Call> admitted = new ArrayList<>();
+            List<Call> admitted = List.of();
             synchronized (this) {
                 Call call = calls.get(callId);
                 if (call == null) {
@@ -546,6 +546,9 @@ final class RpcRdmaConnection {
                 }
                 release(call);
                 while (inService < credits && !waiting.isEmpty()) {
+                    if (admitted.isEmpty()) {
+                        admitted = new ArrayList<>();
+                    }
                     Call next = waiting.poll();
                     enterService(next);
                     admitted.add(next);
